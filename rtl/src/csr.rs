@@ -38,20 +38,20 @@ block! {
         pub clock: Signal<In, Clock>,
         /// Read address.
         pub bus_addr: Signal<In, Bits<16>>,
-        /// Write address (`csr` registers its bus writes: see the module doc).
-        pub bus_waddr: Signal<In, Bits<16>>,
-        pub bus_wdata: Signal<In, Bits<32>>,
-        pub bus_write: Signal<In, Bit>,
-        /// The bus's write data in its own cycle (`bus_wdata` is it registered): its range is
-        /// judged then and registered beside it.
+        /// The bus's write strobe and data in their own cycle (with `bus_addr`): whether the
+        /// write is to this register and in range is judged then and registered (`r_hit`).
+        pub bus_wnow: Signal<In, Bit>,
         pub bus_data: Signal<In, Bits<32>>,
+        /// The write data a cycle later (`csr` registers its bus writes: see the module doc).
+        pub bus_wdata: Signal<In, Bits<32>>,
         /// Configuration writes allowed (core Disabled).
         pub writable: Signal<In, Bit>,
         pub value: Signal<Out, Bits<32>>,
         /// `value` when addressed, else 0 (OR-ed into the read data).
         pub rdata: Signal<Out, Bits<32>>,
         r: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(r.reset)),
-        r_ok: DFF<Bit>,
+        /// A bus write to this register with a value in range came in the cycle before.
+        r_hit: DFF<Bit>,
         address: Constant<Bits<16>> = k(r.addr as u64),
         min: Constant<Bits<32>> = k(r.min),
         span: Constant<Bits<32>> = k(r.max - r.min),
@@ -76,16 +76,16 @@ impl Logic for ConfigReg {
     #[hdl_gen]
     fn update(&mut self) {
         self.r.clock.next = self.clock.val();
-        self.r_ok.clock.next = self.clock.val();
+        self.r_hit.clock.next = self.clock.val();
         self.r.d.next = self.r.q.val();
-        // min <= v <= max as one unsigned comparison: v - min <= max - min (wrapping), made in
-        // the bus cycle and registered with the data (no carry chain in front of the write).
-        self.r_ok.d.next = (self.bus_data.val() - self.min.val()) <= self.span.val();
-        if self.bus_write.val()
-            && self.writable.val()
-            && (self.bus_waddr.val() == self.address.val())
-            && self.r_ok.q.val()
-        {
+        // The address and min <= v <= max (one unsigned comparison: v - min <= max - min,
+        // wrapping) judged in the bus cycle and registered with the data: the write cycle only
+        // ANDs `writable` (no comparison in front of the write; since 2026-12-07 the address
+        // too, whose comparison sat behind the core's state in `nc_core`'s late paths).
+        self.r_hit.d.next = self.bus_wnow.val()
+            && (self.bus_addr.val() == self.address.val())
+            && ((self.bus_data.val() - self.min.val()) <= self.span.val());
+        if self.r_hit.q.val() && self.writable.val() {
             self.r.d.next = self.bus_wdata.val();
         }
         self.value.next = self.r.q.val();
@@ -103,16 +103,19 @@ block! {
         pub clock: Signal<In, Clock>,
         /// Read address.
         pub bus_addr: Signal<In, Bits<16>>,
-        /// Write address (`csr` registers its bus writes: see the module doc).
-        pub bus_waddr: Signal<In, Bits<16>>,
+        /// The bus's write strobe in its own cycle (with `bus_addr`): whether the write is to
+        /// this register is judged then and registered (`r_hit`).
+        pub bus_wnow: Signal<In, Bit>,
+        /// The write data a cycle later (`csr` registers its bus writes: see the module doc).
         pub bus_wdata: Signal<In, Bits<32>>,
-        pub bus_write: Signal<In, Bit>,
         /// Configuration writes allowed (core Disabled).
         pub writable: Signal<In, Bit>,
         pub value: Signal<Out, Bits<32>>,
         /// `value` when addressed, else 0 (OR-ed into the read data).
         pub rdata: Signal<Out, Bits<32>>,
         r: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(r.reset)),
+        /// A bus write to this register came in the cycle before.
+        r_hit: DFF<Bit>,
         address: Constant<Bits<16>> = k(r.addr as u64),
         zero: Constant<Bits<32>> = k(0),
     }
@@ -135,11 +138,10 @@ impl Logic for ConfigRegAny {
     #[hdl_gen]
     fn update(&mut self) {
         self.r.clock.next = self.clock.val();
+        self.r_hit.clock.next = self.clock.val();
         self.r.d.next = self.r.q.val();
-        if self.bus_write.val()
-            && self.writable.val()
-            && (self.bus_waddr.val() == self.address.val())
-        {
+        self.r_hit.d.next = self.bus_wnow.val() && (self.bus_addr.val() == self.address.val());
+        if self.r_hit.q.val() && self.writable.val() {
             self.r.d.next = self.bus_wdata.val();
         }
         self.value.next = self.r.q.val();
@@ -525,44 +527,38 @@ impl Logic for Csr {
             c_unauthorized
         );
         self.r_node_id.bus_addr.next = self.bus_addr.val();
-        self.r_node_id.bus_waddr.next = self.w_addr.q.val();
         self.r_node_id.bus_wdata.next = self.w_data.q.val();
         self.r_node_id.bus_data.next = self.bus_wdata.val();
-        self.r_node_id.bus_write.next = self.w_write.q.val();
+        self.r_node_id.bus_wnow.next = self.bus_write.val();
         self.r_node_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.node_id = self.r_node_id.value.val();
         self.r_node_count.bus_addr.next = self.bus_addr.val();
-        self.r_node_count.bus_waddr.next = self.w_addr.q.val();
         self.r_node_count.bus_wdata.next = self.w_data.q.val();
         self.r_node_count.bus_data.next = self.bus_wdata.val();
-        self.r_node_count.bus_write.next = self.w_write.q.val();
+        self.r_node_count.bus_wnow.next = self.bus_write.val();
         self.r_node_count.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.node_count = self.r_node_count.value.val();
         self.r_cluster_id.bus_addr.next = self.bus_addr.val();
-        self.r_cluster_id.bus_waddr.next = self.w_addr.q.val();
         self.r_cluster_id.bus_wdata.next = self.w_data.q.val();
-        self.r_cluster_id.bus_write.next = self.w_write.q.val();
+        self.r_cluster_id.bus_wnow.next = self.bus_write.val();
         self.r_cluster_id.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.cluster_id = self.r_cluster_id.value.val();
         self.r_trees.bus_addr.next = self.bus_addr.val();
-        self.r_trees.bus_waddr.next = self.w_addr.q.val();
         self.r_trees.bus_wdata.next = self.w_data.q.val();
         self.r_trees.bus_data.next = self.bus_wdata.val();
-        self.r_trees.bus_write.next = self.w_write.q.val();
+        self.r_trees.bus_wnow.next = self.bus_write.val();
         self.r_trees.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.trees = self.r_trees.value.val();
         self.r_loop_period.bus_addr.next = self.bus_addr.val();
-        self.r_loop_period.bus_waddr.next = self.w_addr.q.val();
         self.r_loop_period.bus_wdata.next = self.w_data.q.val();
         self.r_loop_period.bus_data.next = self.bus_wdata.val();
-        self.r_loop_period.bus_write.next = self.w_write.q.val();
+        self.r_loop_period.bus_wnow.next = self.bus_write.val();
         self.r_loop_period.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.loop_period = self.r_loop_period.value.val();
         self.r_timeout.bus_addr.next = self.bus_addr.val();
-        self.r_timeout.bus_waddr.next = self.w_addr.q.val();
         self.r_timeout.bus_wdata.next = self.w_data.q.val();
         self.r_timeout.bus_data.next = self.bus_wdata.val();
-        self.r_timeout.bus_write.next = self.w_write.q.val();
+        self.r_timeout.bus_wnow.next = self.bus_write.val();
         // TIMEOUT also while Joining (the members' timeout from the state transfer), unless the
         // tick's NET-FAULT ends the join in this cycle.
         self.t_writable.next = (self.state.val() == self.s_disabled.val())
@@ -578,158 +574,135 @@ impl Logic for Csr {
         self.timeout_written.next = self.r_tw.q.val();
         self.cfg.next.timeout = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
-        self.r_delta.bus_waddr.next = self.w_addr.q.val();
         self.r_delta.bus_wdata.next = self.w_data.q.val();
         self.r_delta.bus_data.next = self.bus_wdata.val();
-        self.r_delta.bus_write.next = self.w_write.q.val();
+        self.r_delta.bus_wnow.next = self.bus_write.val();
         self.r_delta.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.delta = self.r_delta.value.val();
         self.r_drift.bus_addr.next = self.bus_addr.val();
-        self.r_drift.bus_waddr.next = self.w_addr.q.val();
         self.r_drift.bus_wdata.next = self.w_data.q.val();
-        self.r_drift.bus_write.next = self.w_write.q.val();
+        self.r_drift.bus_wnow.next = self.bus_write.val();
         self.r_drift.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.drift = self.r_drift.value.val();
         self.r_fifo_depth.bus_addr.next = self.bus_addr.val();
-        self.r_fifo_depth.bus_waddr.next = self.w_addr.q.val();
         self.r_fifo_depth.bus_wdata.next = self.w_data.q.val();
         self.r_fifo_depth.bus_data.next = self.bus_wdata.val();
-        self.r_fifo_depth.bus_write.next = self.w_write.q.val();
+        self.r_fifo_depth.bus_wnow.next = self.bus_write.val();
         self.r_fifo_depth.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.fifo_depth = self.r_fifo_depth.value.val();
         self.r_batch_max.bus_addr.next = self.bus_addr.val();
-        self.r_batch_max.bus_waddr.next = self.w_addr.q.val();
         self.r_batch_max.bus_wdata.next = self.w_data.q.val();
         self.r_batch_max.bus_data.next = self.bus_wdata.val();
-        self.r_batch_max.bus_write.next = self.w_write.q.val();
+        self.r_batch_max.bus_wnow.next = self.bus_write.val();
         self.r_batch_max.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.batch_max = self.r_batch_max.value.val();
         self.r_mtu.bus_addr.next = self.bus_addr.val();
-        self.r_mtu.bus_waddr.next = self.w_addr.q.val();
         self.r_mtu.bus_wdata.next = self.w_data.q.val();
         self.r_mtu.bus_data.next = self.bus_wdata.val();
-        self.r_mtu.bus_write.next = self.w_write.q.val();
+        self.r_mtu.bus_wnow.next = self.bus_write.val();
         self.r_mtu.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.mtu = self.r_mtu.value.val();
         self.r_decide_port.bus_addr.next = self.bus_addr.val();
-        self.r_decide_port.bus_waddr.next = self.w_addr.q.val();
         self.r_decide_port.bus_wdata.next = self.w_data.q.val();
         self.r_decide_port.bus_data.next = self.bus_wdata.val();
-        self.r_decide_port.bus_write.next = self.w_write.q.val();
+        self.r_decide_port.bus_wnow.next = self.bus_write.val();
         self.r_decide_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.decide_port = self.r_decide_port.value.val();
         self.r_client_port.bus_addr.next = self.bus_addr.val();
-        self.r_client_port.bus_waddr.next = self.w_addr.q.val();
         self.r_client_port.bus_wdata.next = self.w_data.q.val();
         self.r_client_port.bus_data.next = self.bus_wdata.val();
-        self.r_client_port.bus_write.next = self.w_write.q.val();
+        self.r_client_port.bus_wnow.next = self.bus_write.val();
         self.r_client_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.client_port = self.r_client_port.value.val();
         self.r_host_port.bus_addr.next = self.bus_addr.val();
-        self.r_host_port.bus_waddr.next = self.w_addr.q.val();
         self.r_host_port.bus_wdata.next = self.w_data.q.val();
         self.r_host_port.bus_data.next = self.bus_wdata.val();
-        self.r_host_port.bus_write.next = self.w_write.q.val();
+        self.r_host_port.bus_wnow.next = self.bus_write.val();
         self.r_host_port.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_port = self.r_host_port.value.val();
         self.r_late_tick_slack.bus_addr.next = self.bus_addr.val();
-        self.r_late_tick_slack.bus_waddr.next = self.w_addr.q.val();
         self.r_late_tick_slack.bus_wdata.next = self.w_data.q.val();
-        self.r_late_tick_slack.bus_write.next = self.w_write.q.val();
+        self.r_late_tick_slack.bus_wnow.next = self.bus_write.val();
         self.r_late_tick_slack.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.late_tick_slack = self.r_late_tick_slack.value.val();
         self.r_min_gap.bus_addr.next = self.bus_addr.val();
-        self.r_min_gap.bus_waddr.next = self.w_addr.q.val();
         self.r_min_gap.bus_wdata.next = self.w_data.q.val();
-        self.r_min_gap.bus_write.next = self.w_write.q.val();
+        self.r_min_gap.bus_wnow.next = self.bus_write.val();
         self.r_min_gap.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.min_gap = self.r_min_gap.value.val();
         self.r_tree_group0.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group0.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group0.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group0.bus_data.next = self.bus_wdata.val();
-        self.r_tree_group0.bus_write.next = self.w_write.q.val();
+        self.r_tree_group0.bus_wnow.next = self.bus_write.val();
         self.r_tree_group0.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group0 = self.r_tree_group0.value.val();
         self.r_tree_group1.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group1.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group1.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group1.bus_data.next = self.bus_wdata.val();
-        self.r_tree_group1.bus_write.next = self.w_write.q.val();
+        self.r_tree_group1.bus_wnow.next = self.bus_write.val();
         self.r_tree_group1.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group1 = self.r_tree_group1.value.val();
         self.r_tree_group2.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group2.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group2.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group2.bus_data.next = self.bus_wdata.val();
-        self.r_tree_group2.bus_write.next = self.w_write.q.val();
+        self.r_tree_group2.bus_wnow.next = self.bus_write.val();
         self.r_tree_group2.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group2 = self.r_tree_group2.value.val();
         self.r_tree_group3.bus_addr.next = self.bus_addr.val();
-        self.r_tree_group3.bus_waddr.next = self.w_addr.q.val();
         self.r_tree_group3.bus_wdata.next = self.w_data.q.val();
         self.r_tree_group3.bus_data.next = self.bus_wdata.val();
-        self.r_tree_group3.bus_write.next = self.w_write.q.val();
+        self.r_tree_group3.bus_wnow.next = self.bus_write.val();
         self.r_tree_group3.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.tree_group3 = self.r_tree_group3.value.val();
         self.r_src_mac_hi.bus_addr.next = self.bus_addr.val();
-        self.r_src_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_src_mac_hi.bus_wdata.next = self.w_data.q.val();
         self.r_src_mac_hi.bus_data.next = self.bus_wdata.val();
-        self.r_src_mac_hi.bus_write.next = self.w_write.q.val();
+        self.r_src_mac_hi.bus_wnow.next = self.bus_write.val();
         self.r_src_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.src_mac_hi = self.r_src_mac_hi.value.val();
         self.r_src_mac_lo.bus_addr.next = self.bus_addr.val();
-        self.r_src_mac_lo.bus_waddr.next = self.w_addr.q.val();
         self.r_src_mac_lo.bus_wdata.next = self.w_data.q.val();
-        self.r_src_mac_lo.bus_write.next = self.w_write.q.val();
+        self.r_src_mac_lo.bus_wnow.next = self.bus_write.val();
         self.r_src_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.src_mac_lo = self.r_src_mac_lo.value.val();
         self.r_src_ip.bus_addr.next = self.bus_addr.val();
-        self.r_src_ip.bus_waddr.next = self.w_addr.q.val();
         self.r_src_ip.bus_wdata.next = self.w_data.q.val();
-        self.r_src_ip.bus_write.next = self.w_write.q.val();
+        self.r_src_ip.bus_wnow.next = self.bus_write.val();
         self.r_src_ip.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.src_ip = self.r_src_ip.value.val();
         self.r_host_mac_hi.bus_addr.next = self.bus_addr.val();
-        self.r_host_mac_hi.bus_waddr.next = self.w_addr.q.val();
         self.r_host_mac_hi.bus_wdata.next = self.w_data.q.val();
         self.r_host_mac_hi.bus_data.next = self.bus_wdata.val();
-        self.r_host_mac_hi.bus_write.next = self.w_write.q.val();
+        self.r_host_mac_hi.bus_wnow.next = self.bus_write.val();
         self.r_host_mac_hi.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_mac_hi = self.r_host_mac_hi.value.val();
         self.r_host_mac_lo.bus_addr.next = self.bus_addr.val();
-        self.r_host_mac_lo.bus_waddr.next = self.w_addr.q.val();
         self.r_host_mac_lo.bus_wdata.next = self.w_data.q.val();
-        self.r_host_mac_lo.bus_write.next = self.w_write.q.val();
+        self.r_host_mac_lo.bus_wnow.next = self.bus_write.val();
         self.r_host_mac_lo.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_mac_lo = self.r_host_mac_lo.value.val();
         self.r_host_ip.bus_addr.next = self.bus_addr.val();
-        self.r_host_ip.bus_waddr.next = self.w_addr.q.val();
         self.r_host_ip.bus_wdata.next = self.w_data.q.val();
-        self.r_host_ip.bus_write.next = self.w_write.q.val();
+        self.r_host_ip.bus_wnow.next = self.bus_write.val();
         self.r_host_ip.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.host_ip = self.r_host_ip.value.val();
         self.r_ttl.bus_addr.next = self.bus_addr.val();
-        self.r_ttl.bus_waddr.next = self.w_addr.q.val();
         self.r_ttl.bus_wdata.next = self.w_data.q.val();
         self.r_ttl.bus_data.next = self.bus_wdata.val();
-        self.r_ttl.bus_write.next = self.w_write.q.val();
+        self.r_ttl.bus_wnow.next = self.bus_write.val();
         self.r_ttl.writable.next = self.state.val() == self.s_disabled.val();
         self.cfg.next.ttl = self.r_ttl.value.val();
         self.cfg.next.auth_mode = self.r_auth_mode.value.val();
         self.cfg.next.auth_key = self.r_auth_key.value.val();
         self.r_auth_mode.bus_addr.next = self.bus_addr.val();
-        self.r_auth_mode.bus_waddr.next = self.w_addr.q.val();
         self.r_auth_mode.bus_wdata.next = self.w_data.q.val();
         self.r_auth_mode.bus_data.next = self.bus_wdata.val();
-        self.r_auth_mode.bus_write.next = self.w_write.q.val();
+        self.r_auth_mode.bus_wnow.next = self.bus_write.val();
         self.r_auth_mode.writable.next = self.state.val() == self.s_disabled.val();
         self.r_auth_key.bus_addr.next = self.bus_addr.val();
-        self.r_auth_key.bus_waddr.next = self.w_addr.q.val();
         self.r_auth_key.bus_wdata.next = self.w_data.q.val();
         self.r_auth_key.bus_data.next = self.bus_wdata.val();
-        self.r_auth_key.bus_write.next = self.w_write.q.val();
+        self.r_auth_key.bus_wnow.next = self.bus_write.val();
         self.r_auth_key.writable.next = self.state.val() == self.s_disabled.val();
         self.r_window.d.next = self.r_delta.value.val() + self.r_drift.value.val();
         self.window.next = self.r_window.q.val();

@@ -71,254 +71,225 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
-    reg  [15:0] r_node_id$bus_waddr;
-    reg  [31:0] r_node_id$bus_wdata;
-    reg  r_node_id$bus_write;
+    reg  r_node_id$bus_wnow;
     reg  [31:0] r_node_id$bus_data;
+    reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
-    reg  [15:0] r_node_count$bus_waddr;
-    reg  [31:0] r_node_count$bus_wdata;
-    reg  r_node_count$bus_write;
+    reg  r_node_count$bus_wnow;
     reg  [31:0] r_node_count$bus_data;
+    reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
-    reg  [15:0] r_cluster_id$bus_waddr;
+    reg  r_cluster_id$bus_wnow;
     reg  [31:0] r_cluster_id$bus_wdata;
-    reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
     wire  [31:0] r_cluster_id$value;
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
-    reg  [15:0] r_trees$bus_waddr;
-    reg  [31:0] r_trees$bus_wdata;
-    reg  r_trees$bus_write;
+    reg  r_trees$bus_wnow;
     reg  [31:0] r_trees$bus_data;
+    reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
-    reg  [15:0] r_loop_period$bus_waddr;
-    reg  [31:0] r_loop_period$bus_wdata;
-    reg  r_loop_period$bus_write;
+    reg  r_loop_period$bus_wnow;
     reg  [31:0] r_loop_period$bus_data;
+    reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
-    reg  [15:0] r_timeout$bus_waddr;
-    reg  [31:0] r_timeout$bus_wdata;
-    reg  r_timeout$bus_write;
+    reg  r_timeout$bus_wnow;
     reg  [31:0] r_timeout$bus_data;
+    reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
-    reg  [15:0] r_delta$bus_waddr;
-    reg  [31:0] r_delta$bus_wdata;
-    reg  r_delta$bus_write;
+    reg  r_delta$bus_wnow;
     reg  [31:0] r_delta$bus_data;
+    reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
-    reg  [15:0] r_drift$bus_waddr;
+    reg  r_drift$bus_wnow;
     reg  [31:0] r_drift$bus_wdata;
-    reg  r_drift$bus_write;
     reg  r_drift$writable;
     wire  [31:0] r_drift$value;
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
-    reg  [15:0] r_fifo_depth$bus_waddr;
-    reg  [31:0] r_fifo_depth$bus_wdata;
-    reg  r_fifo_depth$bus_write;
+    reg  r_fifo_depth$bus_wnow;
     reg  [31:0] r_fifo_depth$bus_data;
+    reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
-    reg  [15:0] r_batch_max$bus_waddr;
-    reg  [31:0] r_batch_max$bus_wdata;
-    reg  r_batch_max$bus_write;
+    reg  r_batch_max$bus_wnow;
     reg  [31:0] r_batch_max$bus_data;
+    reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
-    reg  [15:0] r_mtu$bus_waddr;
-    reg  [31:0] r_mtu$bus_wdata;
-    reg  r_mtu$bus_write;
+    reg  r_mtu$bus_wnow;
     reg  [31:0] r_mtu$bus_data;
+    reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
-    reg  [15:0] r_decide_port$bus_waddr;
-    reg  [31:0] r_decide_port$bus_wdata;
-    reg  r_decide_port$bus_write;
+    reg  r_decide_port$bus_wnow;
     reg  [31:0] r_decide_port$bus_data;
+    reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
-    reg  [15:0] r_client_port$bus_waddr;
-    reg  [31:0] r_client_port$bus_wdata;
-    reg  r_client_port$bus_write;
+    reg  r_client_port$bus_wnow;
     reg  [31:0] r_client_port$bus_data;
+    reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
-    reg  [15:0] r_host_port$bus_waddr;
-    reg  [31:0] r_host_port$bus_wdata;
-    reg  r_host_port$bus_write;
+    reg  r_host_port$bus_wnow;
     reg  [31:0] r_host_port$bus_data;
+    reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
-    reg  [15:0] r_late_tick_slack$bus_waddr;
+    reg  r_late_tick_slack$bus_wnow;
     reg  [31:0] r_late_tick_slack$bus_wdata;
-    reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
     wire  [31:0] r_late_tick_slack$value;
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
-    reg  [15:0] r_min_gap$bus_waddr;
+    reg  r_min_gap$bus_wnow;
     reg  [31:0] r_min_gap$bus_wdata;
-    reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
     wire  [31:0] r_min_gap$value;
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
-    reg  [15:0] r_tree_group0$bus_waddr;
-    reg  [31:0] r_tree_group0$bus_wdata;
-    reg  r_tree_group0$bus_write;
+    reg  r_tree_group0$bus_wnow;
     reg  [31:0] r_tree_group0$bus_data;
+    reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
-    reg  [15:0] r_tree_group1$bus_waddr;
-    reg  [31:0] r_tree_group1$bus_wdata;
-    reg  r_tree_group1$bus_write;
+    reg  r_tree_group1$bus_wnow;
     reg  [31:0] r_tree_group1$bus_data;
+    reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
-    reg  [15:0] r_tree_group2$bus_waddr;
-    reg  [31:0] r_tree_group2$bus_wdata;
-    reg  r_tree_group2$bus_write;
+    reg  r_tree_group2$bus_wnow;
     reg  [31:0] r_tree_group2$bus_data;
+    reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
-    reg  [15:0] r_tree_group3$bus_waddr;
-    reg  [31:0] r_tree_group3$bus_wdata;
-    reg  r_tree_group3$bus_write;
+    reg  r_tree_group3$bus_wnow;
     reg  [31:0] r_tree_group3$bus_data;
+    reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
-    reg  [15:0] r_src_mac_hi$bus_waddr;
-    reg  [31:0] r_src_mac_hi$bus_wdata;
-    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$bus_wnow;
     reg  [31:0] r_src_mac_hi$bus_data;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
-    reg  [15:0] r_src_mac_lo$bus_waddr;
+    reg  r_src_mac_lo$bus_wnow;
     reg  [31:0] r_src_mac_lo$bus_wdata;
-    reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
     wire  [31:0] r_src_mac_lo$value;
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
-    reg  [15:0] r_src_ip$bus_waddr;
+    reg  r_src_ip$bus_wnow;
     reg  [31:0] r_src_ip$bus_wdata;
-    reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
     wire  [31:0] r_src_ip$value;
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
-    reg  [15:0] r_host_mac_hi$bus_waddr;
-    reg  [31:0] r_host_mac_hi$bus_wdata;
-    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$bus_wnow;
     reg  [31:0] r_host_mac_hi$bus_data;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
-    reg  [15:0] r_host_mac_lo$bus_waddr;
+    reg  r_host_mac_lo$bus_wnow;
     reg  [31:0] r_host_mac_lo$bus_wdata;
-    reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
     wire  [31:0] r_host_mac_lo$value;
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
-    reg  [15:0] r_host_ip$bus_waddr;
+    reg  r_host_ip$bus_wnow;
     reg  [31:0] r_host_ip$bus_wdata;
-    reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
     wire  [31:0] r_host_ip$value;
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
-    reg  [15:0] r_ttl$bus_waddr;
-    reg  [31:0] r_ttl$bus_wdata;
-    reg  r_ttl$bus_write;
+    reg  r_ttl$bus_wnow;
     reg  [31:0] r_ttl$bus_data;
+    reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
-    reg  [15:0] r_auth_mode$bus_waddr;
-    reg  [31:0] r_auth_mode$bus_wdata;
-    reg  r_auth_mode$bus_write;
+    reg  r_auth_mode$bus_wnow;
     reg  [31:0] r_auth_mode$bus_data;
+    reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
-    reg  [15:0] r_auth_key$bus_waddr;
-    reg  [31:0] r_auth_key$bus_wdata;
-    reg  r_auth_key$bus_write;
+    reg  r_auth_key$bus_wnow;
     reg  [31:0] r_auth_key$bus_data;
+    reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -528,10 +499,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
-        .bus_waddr(r_node_id$bus_waddr),
-        .bus_wdata(r_node_id$bus_wdata),
-        .bus_write(r_node_id$bus_write),
+        .bus_wnow(r_node_id$bus_wnow),
         .bus_data(r_node_id$bus_data),
+        .bus_wdata(r_node_id$bus_wdata),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -539,10 +509,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
-        .bus_waddr(r_node_count$bus_waddr),
-        .bus_wdata(r_node_count$bus_wdata),
-        .bus_write(r_node_count$bus_write),
+        .bus_wnow(r_node_count$bus_wnow),
         .bus_data(r_node_count$bus_data),
+        .bus_wdata(r_node_count$bus_wdata),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -550,9 +519,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
-        .bus_waddr(r_cluster_id$bus_waddr),
+        .bus_wnow(r_cluster_id$bus_wnow),
         .bus_wdata(r_cluster_id$bus_wdata),
-        .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
         .value(r_cluster_id$value),
         .rdata(r_cluster_id$rdata)
@@ -560,10 +528,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
-        .bus_waddr(r_trees$bus_waddr),
-        .bus_wdata(r_trees$bus_wdata),
-        .bus_write(r_trees$bus_write),
+        .bus_wnow(r_trees$bus_wnow),
         .bus_data(r_trees$bus_data),
+        .bus_wdata(r_trees$bus_wdata),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -571,10 +538,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
-        .bus_waddr(r_loop_period$bus_waddr),
-        .bus_wdata(r_loop_period$bus_wdata),
-        .bus_write(r_loop_period$bus_write),
+        .bus_wnow(r_loop_period$bus_wnow),
         .bus_data(r_loop_period$bus_data),
+        .bus_wdata(r_loop_period$bus_wdata),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -582,10 +548,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
-        .bus_waddr(r_timeout$bus_waddr),
-        .bus_wdata(r_timeout$bus_wdata),
-        .bus_write(r_timeout$bus_write),
+        .bus_wnow(r_timeout$bus_wnow),
         .bus_data(r_timeout$bus_data),
+        .bus_wdata(r_timeout$bus_wdata),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -593,10 +558,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
-        .bus_waddr(r_delta$bus_waddr),
-        .bus_wdata(r_delta$bus_wdata),
-        .bus_write(r_delta$bus_write),
+        .bus_wnow(r_delta$bus_wnow),
         .bus_data(r_delta$bus_data),
+        .bus_wdata(r_delta$bus_wdata),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -604,9 +568,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
-        .bus_waddr(r_drift$bus_waddr),
+        .bus_wnow(r_drift$bus_wnow),
         .bus_wdata(r_drift$bus_wdata),
-        .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
         .value(r_drift$value),
         .rdata(r_drift$rdata)
@@ -614,10 +577,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
-        .bus_waddr(r_fifo_depth$bus_waddr),
-        .bus_wdata(r_fifo_depth$bus_wdata),
-        .bus_write(r_fifo_depth$bus_write),
+        .bus_wnow(r_fifo_depth$bus_wnow),
         .bus_data(r_fifo_depth$bus_data),
+        .bus_wdata(r_fifo_depth$bus_wdata),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -625,10 +587,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
-        .bus_waddr(r_batch_max$bus_waddr),
-        .bus_wdata(r_batch_max$bus_wdata),
-        .bus_write(r_batch_max$bus_write),
+        .bus_wnow(r_batch_max$bus_wnow),
         .bus_data(r_batch_max$bus_data),
+        .bus_wdata(r_batch_max$bus_wdata),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -636,10 +597,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
-        .bus_waddr(r_mtu$bus_waddr),
-        .bus_wdata(r_mtu$bus_wdata),
-        .bus_write(r_mtu$bus_write),
+        .bus_wnow(r_mtu$bus_wnow),
         .bus_data(r_mtu$bus_data),
+        .bus_wdata(r_mtu$bus_wdata),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -647,10 +607,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
-        .bus_waddr(r_decide_port$bus_waddr),
-        .bus_wdata(r_decide_port$bus_wdata),
-        .bus_write(r_decide_port$bus_write),
+        .bus_wnow(r_decide_port$bus_wnow),
         .bus_data(r_decide_port$bus_data),
+        .bus_wdata(r_decide_port$bus_wdata),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -658,10 +617,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
-        .bus_waddr(r_client_port$bus_waddr),
-        .bus_wdata(r_client_port$bus_wdata),
-        .bus_write(r_client_port$bus_write),
+        .bus_wnow(r_client_port$bus_wnow),
         .bus_data(r_client_port$bus_data),
+        .bus_wdata(r_client_port$bus_wdata),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -669,10 +627,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
-        .bus_waddr(r_host_port$bus_waddr),
-        .bus_wdata(r_host_port$bus_wdata),
-        .bus_write(r_host_port$bus_write),
+        .bus_wnow(r_host_port$bus_wnow),
         .bus_data(r_host_port$bus_data),
+        .bus_wdata(r_host_port$bus_wdata),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -680,9 +637,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
-        .bus_waddr(r_late_tick_slack$bus_waddr),
+        .bus_wnow(r_late_tick_slack$bus_wnow),
         .bus_wdata(r_late_tick_slack$bus_wdata),
-        .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
         .value(r_late_tick_slack$value),
         .rdata(r_late_tick_slack$rdata)
@@ -690,9 +646,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
-        .bus_waddr(r_min_gap$bus_waddr),
+        .bus_wnow(r_min_gap$bus_wnow),
         .bus_wdata(r_min_gap$bus_wdata),
-        .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
         .value(r_min_gap$value),
         .rdata(r_min_gap$rdata)
@@ -700,10 +655,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
-        .bus_waddr(r_tree_group0$bus_waddr),
-        .bus_wdata(r_tree_group0$bus_wdata),
-        .bus_write(r_tree_group0$bus_write),
+        .bus_wnow(r_tree_group0$bus_wnow),
         .bus_data(r_tree_group0$bus_data),
+        .bus_wdata(r_tree_group0$bus_wdata),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -711,10 +665,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
-        .bus_waddr(r_tree_group1$bus_waddr),
-        .bus_wdata(r_tree_group1$bus_wdata),
-        .bus_write(r_tree_group1$bus_write),
+        .bus_wnow(r_tree_group1$bus_wnow),
         .bus_data(r_tree_group1$bus_data),
+        .bus_wdata(r_tree_group1$bus_wdata),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -722,10 +675,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
-        .bus_waddr(r_tree_group2$bus_waddr),
-        .bus_wdata(r_tree_group2$bus_wdata),
-        .bus_write(r_tree_group2$bus_write),
+        .bus_wnow(r_tree_group2$bus_wnow),
         .bus_data(r_tree_group2$bus_data),
+        .bus_wdata(r_tree_group2$bus_wdata),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -733,10 +685,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
-        .bus_waddr(r_tree_group3$bus_waddr),
-        .bus_wdata(r_tree_group3$bus_wdata),
-        .bus_write(r_tree_group3$bus_write),
+        .bus_wnow(r_tree_group3$bus_wnow),
         .bus_data(r_tree_group3$bus_data),
+        .bus_wdata(r_tree_group3$bus_wdata),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -744,10 +695,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
-        .bus_waddr(r_src_mac_hi$bus_waddr),
-        .bus_wdata(r_src_mac_hi$bus_wdata),
-        .bus_write(r_src_mac_hi$bus_write),
+        .bus_wnow(r_src_mac_hi$bus_wnow),
         .bus_data(r_src_mac_hi$bus_data),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -755,9 +705,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
-        .bus_waddr(r_src_mac_lo$bus_waddr),
+        .bus_wnow(r_src_mac_lo$bus_wnow),
         .bus_wdata(r_src_mac_lo$bus_wdata),
-        .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
         .value(r_src_mac_lo$value),
         .rdata(r_src_mac_lo$rdata)
@@ -765,9 +714,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
-        .bus_waddr(r_src_ip$bus_waddr),
+        .bus_wnow(r_src_ip$bus_wnow),
         .bus_wdata(r_src_ip$bus_wdata),
-        .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
         .value(r_src_ip$value),
         .rdata(r_src_ip$rdata)
@@ -775,10 +723,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
-        .bus_waddr(r_host_mac_hi$bus_waddr),
-        .bus_wdata(r_host_mac_hi$bus_wdata),
-        .bus_write(r_host_mac_hi$bus_write),
+        .bus_wnow(r_host_mac_hi$bus_wnow),
         .bus_data(r_host_mac_hi$bus_data),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -786,9 +733,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
-        .bus_waddr(r_host_mac_lo$bus_waddr),
+        .bus_wnow(r_host_mac_lo$bus_wnow),
         .bus_wdata(r_host_mac_lo$bus_wdata),
-        .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
         .value(r_host_mac_lo$value),
         .rdata(r_host_mac_lo$rdata)
@@ -796,9 +742,8 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
-        .bus_waddr(r_host_ip$bus_waddr),
+        .bus_wnow(r_host_ip$bus_wnow),
         .bus_wdata(r_host_ip$bus_wdata),
-        .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
         .value(r_host_ip$value),
         .rdata(r_host_ip$rdata)
@@ -806,10 +751,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
-        .bus_waddr(r_ttl$bus_waddr),
-        .bus_wdata(r_ttl$bus_wdata),
-        .bus_write(r_ttl$bus_write),
+        .bus_wnow(r_ttl$bus_wnow),
         .bus_data(r_ttl$bus_data),
+        .bus_wdata(r_ttl$bus_wdata),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -817,10 +761,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
-        .bus_waddr(r_auth_mode$bus_waddr),
-        .bus_wdata(r_auth_mode$bus_wdata),
-        .bus_write(r_auth_mode$bus_write),
+        .bus_wnow(r_auth_mode$bus_wnow),
         .bus_data(r_auth_mode$bus_data),
+        .bus_wdata(r_auth_mode$bus_wdata),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -828,10 +771,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     csr$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
-        .bus_waddr(r_auth_key$bus_waddr),
-        .bus_wdata(r_auth_key$bus_wdata),
-        .bus_write(r_auth_key$bus_write),
+        .bus_wnow(r_auth_key$bus_wnow),
         .bus_data(r_auth_key$bus_data),
+        .bus_wdata(r_auth_key$bus_wdata),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -1140,44 +1082,38 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
         r_node_id$bus_data = bus_wdata;
-        r_node_id$bus_write = w_write$q;
+        r_node_id$bus_wnow = bus_write;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
         r_node_count$bus_data = bus_wdata;
-        r_node_count$bus_write = w_write$q;
+        r_node_count$bus_wnow = bus_write;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_waddr = w_addr$q;
         r_cluster_id$bus_wdata = w_data$q;
-        r_cluster_id$bus_write = w_write$q;
+        r_cluster_id$bus_wnow = bus_write;
         r_cluster_id$writable = state == s_disabled;
         cfg[(32'h40)+:(32)] = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
         r_trees$bus_data = bus_wdata;
-        r_trees$bus_write = w_write$q;
+        r_trees$bus_wnow = bus_write;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
         r_loop_period$bus_data = bus_wdata;
-        r_loop_period$bus_write = w_write$q;
+        r_loop_period$bus_wnow = bus_write;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
         r_timeout$bus_data = bus_wdata;
-        r_timeout$bus_write = w_write$q;
+        r_timeout$bus_wnow = bus_write;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
@@ -1185,158 +1121,135 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
         r_delta$bus_data = bus_wdata;
-        r_delta$bus_write = w_write$q;
+        r_delta$bus_wnow = bus_write;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_waddr = w_addr$q;
         r_drift$bus_wdata = w_data$q;
-        r_drift$bus_write = w_write$q;
+        r_drift$bus_wnow = bus_write;
         r_drift$writable = state == s_disabled;
         cfg[(32'he0)+:(32)] = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
         r_fifo_depth$bus_data = bus_wdata;
-        r_fifo_depth$bus_write = w_write$q;
+        r_fifo_depth$bus_wnow = bus_write;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
         r_batch_max$bus_data = bus_wdata;
-        r_batch_max$bus_write = w_write$q;
+        r_batch_max$bus_wnow = bus_write;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
         r_mtu$bus_data = bus_wdata;
-        r_mtu$bus_write = w_write$q;
+        r_mtu$bus_wnow = bus_write;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
         r_decide_port$bus_data = bus_wdata;
-        r_decide_port$bus_write = w_write$q;
+        r_decide_port$bus_wnow = bus_write;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
         r_client_port$bus_data = bus_wdata;
-        r_client_port$bus_write = w_write$q;
+        r_client_port$bus_wnow = bus_write;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
         r_host_port$bus_data = bus_wdata;
-        r_host_port$bus_write = w_write$q;
+        r_host_port$bus_wnow = bus_write;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_waddr = w_addr$q;
         r_late_tick_slack$bus_wdata = w_data$q;
-        r_late_tick_slack$bus_write = w_write$q;
+        r_late_tick_slack$bus_wnow = bus_write;
         r_late_tick_slack$writable = state == s_disabled;
         cfg[(32'h1c0)+:(32)] = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_waddr = w_addr$q;
         r_min_gap$bus_wdata = w_data$q;
-        r_min_gap$bus_write = w_write$q;
+        r_min_gap$bus_wnow = bus_write;
         r_min_gap$writable = state == s_disabled;
         cfg[(32'h1e0)+:(32)] = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
         r_tree_group0$bus_data = bus_wdata;
-        r_tree_group0$bus_write = w_write$q;
+        r_tree_group0$bus_wnow = bus_write;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
         r_tree_group1$bus_data = bus_wdata;
-        r_tree_group1$bus_write = w_write$q;
+        r_tree_group1$bus_wnow = bus_write;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
         r_tree_group2$bus_data = bus_wdata;
-        r_tree_group2$bus_write = w_write$q;
+        r_tree_group2$bus_wnow = bus_write;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
         r_tree_group3$bus_data = bus_wdata;
-        r_tree_group3$bus_write = w_write$q;
+        r_tree_group3$bus_wnow = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
         r_src_mac_hi$bus_data = bus_wdata;
-        r_src_mac_hi$bus_write = w_write$q;
+        r_src_mac_hi$bus_wnow = bus_write;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_waddr = w_addr$q;
         r_src_mac_lo$bus_wdata = w_data$q;
-        r_src_mac_lo$bus_write = w_write$q;
+        r_src_mac_lo$bus_wnow = bus_write;
         r_src_mac_lo$writable = state == s_disabled;
         cfg[(32'h2a0)+:(32)] = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_waddr = w_addr$q;
         r_src_ip$bus_wdata = w_data$q;
-        r_src_ip$bus_write = w_write$q;
+        r_src_ip$bus_wnow = bus_write;
         r_src_ip$writable = state == s_disabled;
         cfg[(32'h2c0)+:(32)] = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
         r_host_mac_hi$bus_data = bus_wdata;
-        r_host_mac_hi$bus_write = w_write$q;
+        r_host_mac_hi$bus_wnow = bus_write;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_waddr = w_addr$q;
         r_host_mac_lo$bus_wdata = w_data$q;
-        r_host_mac_lo$bus_write = w_write$q;
+        r_host_mac_lo$bus_wnow = bus_write;
         r_host_mac_lo$writable = state == s_disabled;
         cfg[(32'h300)+:(32)] = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_waddr = w_addr$q;
         r_host_ip$bus_wdata = w_data$q;
-        r_host_ip$bus_write = w_write$q;
+        r_host_ip$bus_wnow = bus_write;
         r_host_ip$writable = state == s_disabled;
         cfg[(32'h320)+:(32)] = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
         r_ttl$bus_data = bus_wdata;
-        r_ttl$bus_write = w_write$q;
+        r_ttl$bus_wnow = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
         cfg[(32'h360)+:(32)] = r_auth_mode$value;
         cfg[(32'h380)+:(32)] = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
         r_auth_mode$bus_data = bus_wdata;
-        r_auth_mode$bus_write = w_write$q;
+        r_auth_mode$bus_wnow = bus_write;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
         r_auth_key$bus_data = bus_wdata;
-        r_auth_key$bus_write = w_write$q;
+        r_auth_key$bus_wnow = bus_write;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -7813,15 +7726,14 @@ module csr$leader32(narrow,wide);
 endmodule // csr$leader32
 
 
-module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_auth_key(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -7836,9 +7748,9 @@ module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_auth_key$r r(
@@ -7846,19 +7758,19 @@ module csr$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writ
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_auth_key$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_auth_key$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -7924,7 +7836,7 @@ module csr$r_auth_key$r$dff(d,q,clock);
 endmodule // csr$r_auth_key$r$dff
 
 
-module csr$r_auth_key$r_ok(d,q,clock);
+module csr$r_auth_key$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7940,18 +7852,17 @@ module csr$r_auth_key$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_auth_key$r_ok
+endmodule // csr$r_auth_key$r_hit
 
 
-module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_auth_mode(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -7966,9 +7877,9 @@ module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_auth_mode$r r(
@@ -7976,19 +7887,19 @@ module csr$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_auth_mode$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_auth_mode$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8054,7 +7965,7 @@ module csr$r_auth_mode$r$dff(d,q,clock);
 endmodule // csr$r_auth_mode$r$dff
 
 
-module csr$r_auth_mode$r_ok(d,q,clock);
+module csr$r_auth_mode$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8070,18 +7981,17 @@ module csr$r_auth_mode$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_auth_mode$r_ok
+endmodule // csr$r_auth_mode$r_hit
 
 
-module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_batch_max(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8096,9 +8006,9 @@ module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_batch_max$r r(
@@ -8106,19 +8016,19 @@ module csr$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_batch_max$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_batch_max$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8184,7 +8094,7 @@ module csr$r_batch_max$r$dff(d,q,clock);
 endmodule // csr$r_batch_max$r$dff
 
 
-module csr$r_batch_max$r_ok(d,q,clock);
+module csr$r_batch_max$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8200,18 +8110,17 @@ module csr$r_batch_max$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_batch_max$r_ok
+endmodule // csr$r_batch_max$r_hit
 
 
-module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_client_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8226,9 +8135,9 @@ module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_client_port$r r(
@@ -8236,19 +8145,19 @@ module csr$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_client_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_client_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8314,7 +8223,7 @@ module csr$r_client_port$r$dff(d,q,clock);
 endmodule // csr$r_client_port$r$dff
 
 
-module csr$r_client_port$r_ok(d,q,clock);
+module csr$r_client_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8330,17 +8239,16 @@ module csr$r_client_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_client_port$r_ok
+endmodule // csr$r_client_port$r_hit
 
 
-module csr$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_cluster_id(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8353,6 +8261,9 @@ module csr$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_cluster_id$r r(
@@ -8360,12 +8271,19 @@ module csr$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_cluster_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8431,15 +8349,33 @@ module csr$r_cluster_id$r$dff(d,q,clock);
 endmodule // csr$r_cluster_id$r$dff
 
 
-module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_cluster_id$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_cluster_id$r_hit
+
+
+module csr$r_decide_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8454,9 +8390,9 @@ module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_decide_port$r r(
@@ -8464,19 +8400,19 @@ module csr$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_decide_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_decide_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8542,7 +8478,7 @@ module csr$r_decide_port$r$dff(d,q,clock);
 endmodule // csr$r_decide_port$r$dff
 
 
-module csr$r_decide_port$r_ok(d,q,clock);
+module csr$r_decide_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8558,18 +8494,17 @@ module csr$r_decide_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_decide_port$r_ok
+endmodule // csr$r_decide_port$r_hit
 
 
-module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_delta(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8584,9 +8519,9 @@ module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writabl
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_delta$r r(
@@ -8594,19 +8529,19 @@ module csr$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writabl
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_delta$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_delta$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8672,7 +8607,7 @@ module csr$r_delta$r$dff(d,q,clock);
 endmodule // csr$r_delta$r$dff
 
 
-module csr$r_delta$r_ok(d,q,clock);
+module csr$r_delta$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8688,17 +8623,16 @@ module csr$r_delta$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_delta$r_ok
+endmodule // csr$r_delta$r_hit
 
 
-module csr$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_drift(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8711,6 +8645,9 @@ module csr$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_drift$r r(
@@ -8718,12 +8655,19 @@ module csr$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,r
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_drift$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8789,15 +8733,33 @@ module csr$r_drift$r$dff(d,q,clock);
 endmodule // csr$r_drift$r$dff
 
 
-module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_drift$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_drift$r_hit
+
+
+module csr$r_fifo_depth(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8812,9 +8774,9 @@ module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_fifo_depth$r r(
@@ -8822,19 +8784,19 @@ module csr$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_fifo_depth$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_fifo_depth$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -8900,7 +8862,7 @@ module csr$r_fifo_depth$r$dff(d,q,clock);
 endmodule // csr$r_fifo_depth$r$dff
 
 
-module csr$r_fifo_depth$r_ok(d,q,clock);
+module csr$r_fifo_depth$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -8916,17 +8878,16 @@ module csr$r_fifo_depth$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_fifo_depth$r_ok
+endmodule // csr$r_fifo_depth$r_hit
 
 
-module csr$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -8939,6 +8900,9 @@ module csr$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_host_ip$r r(
@@ -8946,12 +8910,19 @@ module csr$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_host_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9017,15 +8988,33 @@ module csr$r_host_ip$r$dff(d,q,clock);
 endmodule // csr$r_host_ip$r$dff
 
 
-module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_host_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_ip$r_hit
+
+
+module csr$r_host_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9040,9 +9029,9 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_host_mac_hi$r r(
@@ -9050,19 +9039,19 @@ module csr$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_host_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_host_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9128,7 +9117,7 @@ module csr$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // csr$r_host_mac_hi$r$dff
 
 
-module csr$r_host_mac_hi$r_ok(d,q,clock);
+module csr$r_host_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9144,17 +9133,16 @@ module csr$r_host_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_host_mac_hi$r_ok
+endmodule // csr$r_host_mac_hi$r_hit
 
 
-module csr$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_host_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9167,6 +9155,9 @@ module csr$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_host_mac_lo$r r(
@@ -9174,12 +9165,19 @@ module csr$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,v
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_host_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9245,15 +9243,33 @@ module csr$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_host_mac_lo$r$dff
 
 
-module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_host_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_host_mac_lo$r_hit
+
+
+module csr$r_host_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9268,9 +9284,9 @@ module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_host_port$r r(
@@ -9278,19 +9294,19 @@ module csr$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wri
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_host_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_host_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9356,7 +9372,7 @@ module csr$r_host_port$r$dff(d,q,clock);
 endmodule // csr$r_host_port$r$dff
 
 
-module csr$r_host_port$r_ok(d,q,clock);
+module csr$r_host_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9372,17 +9388,16 @@ module csr$r_host_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_host_port$r_ok
+endmodule // csr$r_host_port$r_hit
 
 
-module csr$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_late_tick_slack(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9395,6 +9410,9 @@ module csr$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writab
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_late_tick_slack$r r(
@@ -9402,12 +9420,19 @@ module csr$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writab
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_late_tick_slack$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9473,15 +9498,33 @@ module csr$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // csr$r_late_tick_slack$r$dff
 
 
-module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_late_tick_slack$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_late_tick_slack$r_hit
+
+
+module csr$r_loop_period(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9496,9 +9539,9 @@ module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_loop_period$r r(
@@ -9506,19 +9549,19 @@ module csr$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_loop_period$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_loop_period$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9584,7 +9627,7 @@ module csr$r_loop_period$r$dff(d,q,clock);
 endmodule // csr$r_loop_period$r$dff
 
 
-module csr$r_loop_period$r_ok(d,q,clock);
+module csr$r_loop_period$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9600,17 +9643,16 @@ module csr$r_loop_period$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_loop_period$r_ok
+endmodule // csr$r_loop_period$r_hit
 
 
-module csr$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_min_gap(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9623,6 +9665,9 @@ module csr$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_min_gap$r r(
@@ -9630,12 +9675,19 @@ module csr$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_min_gap$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9701,15 +9753,33 @@ module csr$r_min_gap$r$dff(d,q,clock);
 endmodule // csr$r_min_gap$r$dff
 
 
-module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_min_gap$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_min_gap$r_hit
+
+
+module csr$r_mtu(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9724,9 +9794,9 @@ module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_mtu$r r(
@@ -9734,19 +9804,19 @@ module csr$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_mtu$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_mtu$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9812,7 +9882,7 @@ module csr$r_mtu$r$dff(d,q,clock);
 endmodule // csr$r_mtu$r$dff
 
 
-module csr$r_mtu$r_ok(d,q,clock);
+module csr$r_mtu$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9828,18 +9898,17 @@ module csr$r_mtu$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_mtu$r_ok
+endmodule // csr$r_mtu$r_hit
 
 
-module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_node_count(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9854,9 +9923,9 @@ module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_node_count$r r(
@@ -9864,19 +9933,19 @@ module csr$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_node_count$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_node_count$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -9942,7 +10011,7 @@ module csr$r_node_count$r$dff(d,q,clock);
 endmodule // csr$r_node_count$r$dff
 
 
-module csr$r_node_count$r_ok(d,q,clock);
+module csr$r_node_count$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9958,18 +10027,17 @@ module csr$r_node_count$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_node_count$r_ok
+endmodule // csr$r_node_count$r_hit
 
 
-module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_node_id(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -9984,9 +10052,9 @@ module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_node_id$r r(
@@ -9994,19 +10062,19 @@ module csr$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writa
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_node_id$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_node_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10072,7 +10140,7 @@ module csr$r_node_id$r$dff(d,q,clock);
 endmodule // csr$r_node_id$r$dff
 
 
-module csr$r_node_id$r_ok(d,q,clock);
+module csr$r_node_id$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10088,17 +10156,16 @@ module csr$r_node_id$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_node_id$r_ok
+endmodule // csr$r_node_id$r_hit
 
 
-module csr$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10111,6 +10178,9 @@ module csr$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_src_ip$r r(
@@ -10118,12 +10188,19 @@ module csr$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_src_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10189,15 +10266,33 @@ module csr$r_src_ip$r$dff(d,q,clock);
 endmodule // csr$r_src_ip$r$dff
 
 
-module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_src_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_ip$r_hit
+
+
+module csr$r_src_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10212,9 +10307,9 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_src_mac_hi$r r(
@@ -10222,19 +10317,19 @@ module csr$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,wr
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_src_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_src_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10300,7 +10395,7 @@ module csr$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // csr$r_src_mac_hi$r$dff
 
 
-module csr$r_src_mac_hi$r_ok(d,q,clock);
+module csr$r_src_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10316,17 +10411,16 @@ module csr$r_src_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_src_mac_hi$r_ok
+endmodule // csr$r_src_mac_hi$r_hit
 
 
-module csr$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module csr$r_src_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10339,6 +10433,9 @@ module csr$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_src_mac_lo$r r(
@@ -10346,12 +10443,19 @@ module csr$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,va
         .q(r$q),
         .clock(r$clock)
     );
+    csr$r_src_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10417,6 +10521,25 @@ module csr$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // csr$r_src_mac_lo$r$dff
 
 
+module csr$r_src_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$r_src_mac_lo$r_hit
+
+
 module csr$r_t_ok(d,q,clock);
     
     // Module arguments
@@ -10436,15 +10559,14 @@ module csr$r_t_ok(d,q,clock);
 endmodule // csr$r_t_ok
 
 
-module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_timeout(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10459,9 +10581,9 @@ module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_timeout$r r(
@@ -10469,19 +10591,19 @@ module csr$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writa
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_timeout$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_timeout$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10547,7 +10669,7 @@ module csr$r_timeout$r$dff(d,q,clock);
 endmodule // csr$r_timeout$r$dff
 
 
-module csr$r_timeout$r_ok(d,q,clock);
+module csr$r_timeout$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10563,18 +10685,17 @@ module csr$r_timeout$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_timeout$r_ok
+endmodule // csr$r_timeout$r_hit
 
 
-module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_tree_group0(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10589,9 +10710,9 @@ module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_tree_group0$r r(
@@ -10599,19 +10720,19 @@ module csr$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_tree_group0$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_tree_group0$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10677,7 +10798,7 @@ module csr$r_tree_group0$r$dff(d,q,clock);
 endmodule // csr$r_tree_group0$r$dff
 
 
-module csr$r_tree_group0$r_ok(d,q,clock);
+module csr$r_tree_group0$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10693,18 +10814,17 @@ module csr$r_tree_group0$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_tree_group0$r_ok
+endmodule // csr$r_tree_group0$r_hit
 
 
-module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_tree_group1(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10719,9 +10839,9 @@ module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_tree_group1$r r(
@@ -10729,19 +10849,19 @@ module csr$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_tree_group1$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_tree_group1$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10807,7 +10927,7 @@ module csr$r_tree_group1$r$dff(d,q,clock);
 endmodule // csr$r_tree_group1$r$dff
 
 
-module csr$r_tree_group1$r_ok(d,q,clock);
+module csr$r_tree_group1$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10823,18 +10943,17 @@ module csr$r_tree_group1$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_tree_group1$r_ok
+endmodule // csr$r_tree_group1$r_hit
 
 
-module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_tree_group2(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10849,9 +10968,9 @@ module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_tree_group2$r r(
@@ -10859,19 +10978,19 @@ module csr$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_tree_group2$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_tree_group2$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -10937,7 +11056,7 @@ module csr$r_tree_group2$r$dff(d,q,clock);
 endmodule // csr$r_tree_group2$r$dff
 
 
-module csr$r_tree_group2$r_ok(d,q,clock);
+module csr$r_tree_group2$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10953,18 +11072,17 @@ module csr$r_tree_group2$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_tree_group2$r_ok
+endmodule // csr$r_tree_group2$r_hit
 
 
-module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_tree_group3(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -10979,9 +11097,9 @@ module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_tree_group3$r r(
@@ -10989,19 +11107,19 @@ module csr$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,w
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_tree_group3$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_tree_group3$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11067,7 +11185,7 @@ module csr$r_tree_group3$r$dff(d,q,clock);
 endmodule // csr$r_tree_group3$r$dff
 
 
-module csr$r_tree_group3$r_ok(d,q,clock);
+module csr$r_tree_group3$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -11083,18 +11201,17 @@ module csr$r_tree_group3$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_tree_group3$r_ok
+endmodule // csr$r_tree_group3$r_hit
 
 
-module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_trees(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -11109,9 +11226,9 @@ module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writabl
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_trees$r r(
@@ -11119,19 +11236,19 @@ module csr$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writabl
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_trees$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_trees$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11197,7 +11314,7 @@ module csr$r_trees$r$dff(d,q,clock);
 endmodule // csr$r_trees$r$dff
 
 
-module csr$r_trees$r_ok(d,q,clock);
+module csr$r_trees$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -11213,18 +11330,17 @@ module csr$r_trees$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_trees$r_ok
+endmodule // csr$r_trees$r_hit
 
 
-module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module csr$r_ttl(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -11239,9 +11355,9 @@ module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     csr$r_ttl$r r(
@@ -11249,19 +11365,19 @@ module csr$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,
         .q(r$q),
         .clock(r$clock)
     );
-    csr$r_ttl$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    csr$r_ttl$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -11327,7 +11443,7 @@ module csr$r_ttl$r$dff(d,q,clock);
 endmodule // csr$r_ttl$r$dff
 
 
-module csr$r_ttl$r_ok(d,q,clock);
+module csr$r_ttl$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -11343,7 +11459,7 @@ module csr$r_ttl$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_ttl$r_ok
+endmodule // csr$r_ttl$r_hit
 
 
 module csr$r_tw(d,q,clock);

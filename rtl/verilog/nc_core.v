@@ -6886,254 +6886,225 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
-    reg  [15:0] r_node_id$bus_waddr;
-    reg  [31:0] r_node_id$bus_wdata;
-    reg  r_node_id$bus_write;
+    reg  r_node_id$bus_wnow;
     reg  [31:0] r_node_id$bus_data;
+    reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
-    reg  [15:0] r_node_count$bus_waddr;
-    reg  [31:0] r_node_count$bus_wdata;
-    reg  r_node_count$bus_write;
+    reg  r_node_count$bus_wnow;
     reg  [31:0] r_node_count$bus_data;
+    reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
-    reg  [15:0] r_cluster_id$bus_waddr;
+    reg  r_cluster_id$bus_wnow;
     reg  [31:0] r_cluster_id$bus_wdata;
-    reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
     wire  [31:0] r_cluster_id$value;
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
-    reg  [15:0] r_trees$bus_waddr;
-    reg  [31:0] r_trees$bus_wdata;
-    reg  r_trees$bus_write;
+    reg  r_trees$bus_wnow;
     reg  [31:0] r_trees$bus_data;
+    reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
-    reg  [15:0] r_loop_period$bus_waddr;
-    reg  [31:0] r_loop_period$bus_wdata;
-    reg  r_loop_period$bus_write;
+    reg  r_loop_period$bus_wnow;
     reg  [31:0] r_loop_period$bus_data;
+    reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
-    reg  [15:0] r_timeout$bus_waddr;
-    reg  [31:0] r_timeout$bus_wdata;
-    reg  r_timeout$bus_write;
+    reg  r_timeout$bus_wnow;
     reg  [31:0] r_timeout$bus_data;
+    reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
-    reg  [15:0] r_delta$bus_waddr;
-    reg  [31:0] r_delta$bus_wdata;
-    reg  r_delta$bus_write;
+    reg  r_delta$bus_wnow;
     reg  [31:0] r_delta$bus_data;
+    reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
-    reg  [15:0] r_drift$bus_waddr;
+    reg  r_drift$bus_wnow;
     reg  [31:0] r_drift$bus_wdata;
-    reg  r_drift$bus_write;
     reg  r_drift$writable;
     wire  [31:0] r_drift$value;
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
-    reg  [15:0] r_fifo_depth$bus_waddr;
-    reg  [31:0] r_fifo_depth$bus_wdata;
-    reg  r_fifo_depth$bus_write;
+    reg  r_fifo_depth$bus_wnow;
     reg  [31:0] r_fifo_depth$bus_data;
+    reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
-    reg  [15:0] r_batch_max$bus_waddr;
-    reg  [31:0] r_batch_max$bus_wdata;
-    reg  r_batch_max$bus_write;
+    reg  r_batch_max$bus_wnow;
     reg  [31:0] r_batch_max$bus_data;
+    reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
-    reg  [15:0] r_mtu$bus_waddr;
-    reg  [31:0] r_mtu$bus_wdata;
-    reg  r_mtu$bus_write;
+    reg  r_mtu$bus_wnow;
     reg  [31:0] r_mtu$bus_data;
+    reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
-    reg  [15:0] r_decide_port$bus_waddr;
-    reg  [31:0] r_decide_port$bus_wdata;
-    reg  r_decide_port$bus_write;
+    reg  r_decide_port$bus_wnow;
     reg  [31:0] r_decide_port$bus_data;
+    reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
-    reg  [15:0] r_client_port$bus_waddr;
-    reg  [31:0] r_client_port$bus_wdata;
-    reg  r_client_port$bus_write;
+    reg  r_client_port$bus_wnow;
     reg  [31:0] r_client_port$bus_data;
+    reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
-    reg  [15:0] r_host_port$bus_waddr;
-    reg  [31:0] r_host_port$bus_wdata;
-    reg  r_host_port$bus_write;
+    reg  r_host_port$bus_wnow;
     reg  [31:0] r_host_port$bus_data;
+    reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
-    reg  [15:0] r_late_tick_slack$bus_waddr;
+    reg  r_late_tick_slack$bus_wnow;
     reg  [31:0] r_late_tick_slack$bus_wdata;
-    reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
     wire  [31:0] r_late_tick_slack$value;
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
-    reg  [15:0] r_min_gap$bus_waddr;
+    reg  r_min_gap$bus_wnow;
     reg  [31:0] r_min_gap$bus_wdata;
-    reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
     wire  [31:0] r_min_gap$value;
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
-    reg  [15:0] r_tree_group0$bus_waddr;
-    reg  [31:0] r_tree_group0$bus_wdata;
-    reg  r_tree_group0$bus_write;
+    reg  r_tree_group0$bus_wnow;
     reg  [31:0] r_tree_group0$bus_data;
+    reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
-    reg  [15:0] r_tree_group1$bus_waddr;
-    reg  [31:0] r_tree_group1$bus_wdata;
-    reg  r_tree_group1$bus_write;
+    reg  r_tree_group1$bus_wnow;
     reg  [31:0] r_tree_group1$bus_data;
+    reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
-    reg  [15:0] r_tree_group2$bus_waddr;
-    reg  [31:0] r_tree_group2$bus_wdata;
-    reg  r_tree_group2$bus_write;
+    reg  r_tree_group2$bus_wnow;
     reg  [31:0] r_tree_group2$bus_data;
+    reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
-    reg  [15:0] r_tree_group3$bus_waddr;
-    reg  [31:0] r_tree_group3$bus_wdata;
-    reg  r_tree_group3$bus_write;
+    reg  r_tree_group3$bus_wnow;
     reg  [31:0] r_tree_group3$bus_data;
+    reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
-    reg  [15:0] r_src_mac_hi$bus_waddr;
-    reg  [31:0] r_src_mac_hi$bus_wdata;
-    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$bus_wnow;
     reg  [31:0] r_src_mac_hi$bus_data;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
-    reg  [15:0] r_src_mac_lo$bus_waddr;
+    reg  r_src_mac_lo$bus_wnow;
     reg  [31:0] r_src_mac_lo$bus_wdata;
-    reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
     wire  [31:0] r_src_mac_lo$value;
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
-    reg  [15:0] r_src_ip$bus_waddr;
+    reg  r_src_ip$bus_wnow;
     reg  [31:0] r_src_ip$bus_wdata;
-    reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
     wire  [31:0] r_src_ip$value;
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
-    reg  [15:0] r_host_mac_hi$bus_waddr;
-    reg  [31:0] r_host_mac_hi$bus_wdata;
-    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$bus_wnow;
     reg  [31:0] r_host_mac_hi$bus_data;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
-    reg  [15:0] r_host_mac_lo$bus_waddr;
+    reg  r_host_mac_lo$bus_wnow;
     reg  [31:0] r_host_mac_lo$bus_wdata;
-    reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
     wire  [31:0] r_host_mac_lo$value;
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
-    reg  [15:0] r_host_ip$bus_waddr;
+    reg  r_host_ip$bus_wnow;
     reg  [31:0] r_host_ip$bus_wdata;
-    reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
     wire  [31:0] r_host_ip$value;
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
-    reg  [15:0] r_ttl$bus_waddr;
-    reg  [31:0] r_ttl$bus_wdata;
-    reg  r_ttl$bus_write;
+    reg  r_ttl$bus_wnow;
     reg  [31:0] r_ttl$bus_data;
+    reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
-    reg  [15:0] r_auth_mode$bus_waddr;
-    reg  [31:0] r_auth_mode$bus_wdata;
-    reg  r_auth_mode$bus_write;
+    reg  r_auth_mode$bus_wnow;
     reg  [31:0] r_auth_mode$bus_data;
+    reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
-    reg  [15:0] r_auth_key$bus_waddr;
-    reg  [31:0] r_auth_key$bus_wdata;
-    reg  r_auth_key$bus_write;
+    reg  r_auth_key$bus_wnow;
     reg  [31:0] r_auth_key$bus_data;
+    reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -7343,10 +7314,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
-        .bus_waddr(r_node_id$bus_waddr),
-        .bus_wdata(r_node_id$bus_wdata),
-        .bus_write(r_node_id$bus_write),
+        .bus_wnow(r_node_id$bus_wnow),
         .bus_data(r_node_id$bus_data),
+        .bus_wdata(r_node_id$bus_wdata),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -7354,10 +7324,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
-        .bus_waddr(r_node_count$bus_waddr),
-        .bus_wdata(r_node_count$bus_wdata),
-        .bus_write(r_node_count$bus_write),
+        .bus_wnow(r_node_count$bus_wnow),
         .bus_data(r_node_count$bus_data),
+        .bus_wdata(r_node_count$bus_wdata),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -7365,9 +7334,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
-        .bus_waddr(r_cluster_id$bus_waddr),
+        .bus_wnow(r_cluster_id$bus_wnow),
         .bus_wdata(r_cluster_id$bus_wdata),
-        .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
         .value(r_cluster_id$value),
         .rdata(r_cluster_id$rdata)
@@ -7375,10 +7343,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
-        .bus_waddr(r_trees$bus_waddr),
-        .bus_wdata(r_trees$bus_wdata),
-        .bus_write(r_trees$bus_write),
+        .bus_wnow(r_trees$bus_wnow),
         .bus_data(r_trees$bus_data),
+        .bus_wdata(r_trees$bus_wdata),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -7386,10 +7353,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
-        .bus_waddr(r_loop_period$bus_waddr),
-        .bus_wdata(r_loop_period$bus_wdata),
-        .bus_write(r_loop_period$bus_write),
+        .bus_wnow(r_loop_period$bus_wnow),
         .bus_data(r_loop_period$bus_data),
+        .bus_wdata(r_loop_period$bus_wdata),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -7397,10 +7363,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
-        .bus_waddr(r_timeout$bus_waddr),
-        .bus_wdata(r_timeout$bus_wdata),
-        .bus_write(r_timeout$bus_write),
+        .bus_wnow(r_timeout$bus_wnow),
         .bus_data(r_timeout$bus_data),
+        .bus_wdata(r_timeout$bus_wdata),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -7408,10 +7373,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
-        .bus_waddr(r_delta$bus_waddr),
-        .bus_wdata(r_delta$bus_wdata),
-        .bus_write(r_delta$bus_write),
+        .bus_wnow(r_delta$bus_wnow),
         .bus_data(r_delta$bus_data),
+        .bus_wdata(r_delta$bus_wdata),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -7419,9 +7383,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
-        .bus_waddr(r_drift$bus_waddr),
+        .bus_wnow(r_drift$bus_wnow),
         .bus_wdata(r_drift$bus_wdata),
-        .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
         .value(r_drift$value),
         .rdata(r_drift$rdata)
@@ -7429,10 +7392,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
-        .bus_waddr(r_fifo_depth$bus_waddr),
-        .bus_wdata(r_fifo_depth$bus_wdata),
-        .bus_write(r_fifo_depth$bus_write),
+        .bus_wnow(r_fifo_depth$bus_wnow),
         .bus_data(r_fifo_depth$bus_data),
+        .bus_wdata(r_fifo_depth$bus_wdata),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -7440,10 +7402,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
-        .bus_waddr(r_batch_max$bus_waddr),
-        .bus_wdata(r_batch_max$bus_wdata),
-        .bus_write(r_batch_max$bus_write),
+        .bus_wnow(r_batch_max$bus_wnow),
         .bus_data(r_batch_max$bus_data),
+        .bus_wdata(r_batch_max$bus_wdata),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -7451,10 +7412,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
-        .bus_waddr(r_mtu$bus_waddr),
-        .bus_wdata(r_mtu$bus_wdata),
-        .bus_write(r_mtu$bus_write),
+        .bus_wnow(r_mtu$bus_wnow),
         .bus_data(r_mtu$bus_data),
+        .bus_wdata(r_mtu$bus_wdata),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -7462,10 +7422,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
-        .bus_waddr(r_decide_port$bus_waddr),
-        .bus_wdata(r_decide_port$bus_wdata),
-        .bus_write(r_decide_port$bus_write),
+        .bus_wnow(r_decide_port$bus_wnow),
         .bus_data(r_decide_port$bus_data),
+        .bus_wdata(r_decide_port$bus_wdata),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -7473,10 +7432,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
-        .bus_waddr(r_client_port$bus_waddr),
-        .bus_wdata(r_client_port$bus_wdata),
-        .bus_write(r_client_port$bus_write),
+        .bus_wnow(r_client_port$bus_wnow),
         .bus_data(r_client_port$bus_data),
+        .bus_wdata(r_client_port$bus_wdata),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -7484,10 +7442,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
-        .bus_waddr(r_host_port$bus_waddr),
-        .bus_wdata(r_host_port$bus_wdata),
-        .bus_write(r_host_port$bus_write),
+        .bus_wnow(r_host_port$bus_wnow),
         .bus_data(r_host_port$bus_data),
+        .bus_wdata(r_host_port$bus_wdata),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -7495,9 +7452,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
-        .bus_waddr(r_late_tick_slack$bus_waddr),
+        .bus_wnow(r_late_tick_slack$bus_wnow),
         .bus_wdata(r_late_tick_slack$bus_wdata),
-        .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
         .value(r_late_tick_slack$value),
         .rdata(r_late_tick_slack$rdata)
@@ -7505,9 +7461,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
-        .bus_waddr(r_min_gap$bus_waddr),
+        .bus_wnow(r_min_gap$bus_wnow),
         .bus_wdata(r_min_gap$bus_wdata),
-        .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
         .value(r_min_gap$value),
         .rdata(r_min_gap$rdata)
@@ -7515,10 +7470,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
-        .bus_waddr(r_tree_group0$bus_waddr),
-        .bus_wdata(r_tree_group0$bus_wdata),
-        .bus_write(r_tree_group0$bus_write),
+        .bus_wnow(r_tree_group0$bus_wnow),
         .bus_data(r_tree_group0$bus_data),
+        .bus_wdata(r_tree_group0$bus_wdata),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -7526,10 +7480,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
-        .bus_waddr(r_tree_group1$bus_waddr),
-        .bus_wdata(r_tree_group1$bus_wdata),
-        .bus_write(r_tree_group1$bus_write),
+        .bus_wnow(r_tree_group1$bus_wnow),
         .bus_data(r_tree_group1$bus_data),
+        .bus_wdata(r_tree_group1$bus_wdata),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -7537,10 +7490,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
-        .bus_waddr(r_tree_group2$bus_waddr),
-        .bus_wdata(r_tree_group2$bus_wdata),
-        .bus_write(r_tree_group2$bus_write),
+        .bus_wnow(r_tree_group2$bus_wnow),
         .bus_data(r_tree_group2$bus_data),
+        .bus_wdata(r_tree_group2$bus_wdata),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -7548,10 +7500,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
-        .bus_waddr(r_tree_group3$bus_waddr),
-        .bus_wdata(r_tree_group3$bus_wdata),
-        .bus_write(r_tree_group3$bus_write),
+        .bus_wnow(r_tree_group3$bus_wnow),
         .bus_data(r_tree_group3$bus_data),
+        .bus_wdata(r_tree_group3$bus_wdata),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -7559,10 +7510,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
-        .bus_waddr(r_src_mac_hi$bus_waddr),
-        .bus_wdata(r_src_mac_hi$bus_wdata),
-        .bus_write(r_src_mac_hi$bus_write),
+        .bus_wnow(r_src_mac_hi$bus_wnow),
         .bus_data(r_src_mac_hi$bus_data),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -7570,9 +7520,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
-        .bus_waddr(r_src_mac_lo$bus_waddr),
+        .bus_wnow(r_src_mac_lo$bus_wnow),
         .bus_wdata(r_src_mac_lo$bus_wdata),
-        .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
         .value(r_src_mac_lo$value),
         .rdata(r_src_mac_lo$rdata)
@@ -7580,9 +7529,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
-        .bus_waddr(r_src_ip$bus_waddr),
+        .bus_wnow(r_src_ip$bus_wnow),
         .bus_wdata(r_src_ip$bus_wdata),
-        .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
         .value(r_src_ip$value),
         .rdata(r_src_ip$rdata)
@@ -7590,10 +7538,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
-        .bus_waddr(r_host_mac_hi$bus_waddr),
-        .bus_wdata(r_host_mac_hi$bus_wdata),
-        .bus_write(r_host_mac_hi$bus_write),
+        .bus_wnow(r_host_mac_hi$bus_wnow),
         .bus_data(r_host_mac_hi$bus_data),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -7601,9 +7548,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
-        .bus_waddr(r_host_mac_lo$bus_waddr),
+        .bus_wnow(r_host_mac_lo$bus_wnow),
         .bus_wdata(r_host_mac_lo$bus_wdata),
-        .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
         .value(r_host_mac_lo$value),
         .rdata(r_host_mac_lo$rdata)
@@ -7611,9 +7557,8 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
-        .bus_waddr(r_host_ip$bus_waddr),
+        .bus_wnow(r_host_ip$bus_wnow),
         .bus_wdata(r_host_ip$bus_wdata),
-        .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
         .value(r_host_ip$value),
         .rdata(r_host_ip$rdata)
@@ -7621,10 +7566,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
-        .bus_waddr(r_ttl$bus_waddr),
-        .bus_wdata(r_ttl$bus_wdata),
-        .bus_write(r_ttl$bus_write),
+        .bus_wnow(r_ttl$bus_wnow),
         .bus_data(r_ttl$bus_data),
+        .bus_wdata(r_ttl$bus_wdata),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -7632,10 +7576,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
-        .bus_waddr(r_auth_mode$bus_waddr),
-        .bus_wdata(r_auth_mode$bus_wdata),
-        .bus_write(r_auth_mode$bus_write),
+        .bus_wnow(r_auth_mode$bus_wnow),
         .bus_data(r_auth_mode$bus_data),
+        .bus_wdata(r_auth_mode$bus_wdata),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -7643,10 +7586,9 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     nc_core$regs$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
-        .bus_waddr(r_auth_key$bus_waddr),
-        .bus_wdata(r_auth_key$bus_wdata),
-        .bus_write(r_auth_key$bus_write),
+        .bus_wnow(r_auth_key$bus_wnow),
         .bus_data(r_auth_key$bus_data),
+        .bus_wdata(r_auth_key$bus_wdata),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -7955,44 +7897,38 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
         r_node_id$bus_data = bus_wdata;
-        r_node_id$bus_write = w_write$q;
+        r_node_id$bus_wnow = bus_write;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
         r_node_count$bus_data = bus_wdata;
-        r_node_count$bus_write = w_write$q;
+        r_node_count$bus_wnow = bus_write;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_waddr = w_addr$q;
         r_cluster_id$bus_wdata = w_data$q;
-        r_cluster_id$bus_write = w_write$q;
+        r_cluster_id$bus_wnow = bus_write;
         r_cluster_id$writable = state == s_disabled;
         cfg[(32'h40)+:(32)] = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
         r_trees$bus_data = bus_wdata;
-        r_trees$bus_write = w_write$q;
+        r_trees$bus_wnow = bus_write;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
         r_loop_period$bus_data = bus_wdata;
-        r_loop_period$bus_write = w_write$q;
+        r_loop_period$bus_wnow = bus_write;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
         r_timeout$bus_data = bus_wdata;
-        r_timeout$bus_write = w_write$q;
+        r_timeout$bus_wnow = bus_write;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
@@ -8000,158 +7936,135 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
         r_delta$bus_data = bus_wdata;
-        r_delta$bus_write = w_write$q;
+        r_delta$bus_wnow = bus_write;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_waddr = w_addr$q;
         r_drift$bus_wdata = w_data$q;
-        r_drift$bus_write = w_write$q;
+        r_drift$bus_wnow = bus_write;
         r_drift$writable = state == s_disabled;
         cfg[(32'he0)+:(32)] = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
         r_fifo_depth$bus_data = bus_wdata;
-        r_fifo_depth$bus_write = w_write$q;
+        r_fifo_depth$bus_wnow = bus_write;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
         r_batch_max$bus_data = bus_wdata;
-        r_batch_max$bus_write = w_write$q;
+        r_batch_max$bus_wnow = bus_write;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
         r_mtu$bus_data = bus_wdata;
-        r_mtu$bus_write = w_write$q;
+        r_mtu$bus_wnow = bus_write;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
         r_decide_port$bus_data = bus_wdata;
-        r_decide_port$bus_write = w_write$q;
+        r_decide_port$bus_wnow = bus_write;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
         r_client_port$bus_data = bus_wdata;
-        r_client_port$bus_write = w_write$q;
+        r_client_port$bus_wnow = bus_write;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
         r_host_port$bus_data = bus_wdata;
-        r_host_port$bus_write = w_write$q;
+        r_host_port$bus_wnow = bus_write;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_waddr = w_addr$q;
         r_late_tick_slack$bus_wdata = w_data$q;
-        r_late_tick_slack$bus_write = w_write$q;
+        r_late_tick_slack$bus_wnow = bus_write;
         r_late_tick_slack$writable = state == s_disabled;
         cfg[(32'h1c0)+:(32)] = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_waddr = w_addr$q;
         r_min_gap$bus_wdata = w_data$q;
-        r_min_gap$bus_write = w_write$q;
+        r_min_gap$bus_wnow = bus_write;
         r_min_gap$writable = state == s_disabled;
         cfg[(32'h1e0)+:(32)] = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
         r_tree_group0$bus_data = bus_wdata;
-        r_tree_group0$bus_write = w_write$q;
+        r_tree_group0$bus_wnow = bus_write;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
         r_tree_group1$bus_data = bus_wdata;
-        r_tree_group1$bus_write = w_write$q;
+        r_tree_group1$bus_wnow = bus_write;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
         r_tree_group2$bus_data = bus_wdata;
-        r_tree_group2$bus_write = w_write$q;
+        r_tree_group2$bus_wnow = bus_write;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
         r_tree_group3$bus_data = bus_wdata;
-        r_tree_group3$bus_write = w_write$q;
+        r_tree_group3$bus_wnow = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
         r_src_mac_hi$bus_data = bus_wdata;
-        r_src_mac_hi$bus_write = w_write$q;
+        r_src_mac_hi$bus_wnow = bus_write;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_waddr = w_addr$q;
         r_src_mac_lo$bus_wdata = w_data$q;
-        r_src_mac_lo$bus_write = w_write$q;
+        r_src_mac_lo$bus_wnow = bus_write;
         r_src_mac_lo$writable = state == s_disabled;
         cfg[(32'h2a0)+:(32)] = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_waddr = w_addr$q;
         r_src_ip$bus_wdata = w_data$q;
-        r_src_ip$bus_write = w_write$q;
+        r_src_ip$bus_wnow = bus_write;
         r_src_ip$writable = state == s_disabled;
         cfg[(32'h2c0)+:(32)] = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
         r_host_mac_hi$bus_data = bus_wdata;
-        r_host_mac_hi$bus_write = w_write$q;
+        r_host_mac_hi$bus_wnow = bus_write;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_waddr = w_addr$q;
         r_host_mac_lo$bus_wdata = w_data$q;
-        r_host_mac_lo$bus_write = w_write$q;
+        r_host_mac_lo$bus_wnow = bus_write;
         r_host_mac_lo$writable = state == s_disabled;
         cfg[(32'h300)+:(32)] = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_waddr = w_addr$q;
         r_host_ip$bus_wdata = w_data$q;
-        r_host_ip$bus_write = w_write$q;
+        r_host_ip$bus_wnow = bus_write;
         r_host_ip$writable = state == s_disabled;
         cfg[(32'h320)+:(32)] = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
         r_ttl$bus_data = bus_wdata;
-        r_ttl$bus_write = w_write$q;
+        r_ttl$bus_wnow = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
         cfg[(32'h360)+:(32)] = r_auth_mode$value;
         cfg[(32'h380)+:(32)] = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
         r_auth_mode$bus_data = bus_wdata;
-        r_auth_mode$bus_write = w_write$q;
+        r_auth_mode$bus_wnow = bus_write;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
         r_auth_key$bus_data = bus_wdata;
-        r_auth_key$bus_write = w_write$q;
+        r_auth_key$bus_wnow = bus_write;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -14628,15 +14541,14 @@ module nc_core$regs$leader32(narrow,wide);
 endmodule // nc_core$regs$leader32
 
 
-module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_auth_key(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14651,9 +14563,9 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_auth_key$r r(
@@ -14661,19 +14573,19 @@ module nc_core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_auth_key$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_auth_key$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14739,7 +14651,7 @@ module nc_core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_key$r$dff
 
 
-module nc_core$regs$r_auth_key$r_ok(d,q,clock);
+module nc_core$regs$r_auth_key$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -14755,18 +14667,17 @@ module nc_core$regs$r_auth_key$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_auth_key$r_ok
+endmodule // nc_core$regs$r_auth_key$r_hit
 
 
-module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_auth_mode(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14781,9 +14692,9 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_auth_mode$r r(
@@ -14791,19 +14702,19 @@ module nc_core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_auth_mode$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_auth_mode$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14869,7 +14780,7 @@ module nc_core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_auth_mode$r$dff
 
 
-module nc_core$regs$r_auth_mode$r_ok(d,q,clock);
+module nc_core$regs$r_auth_mode$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -14885,18 +14796,17 @@ module nc_core$regs$r_auth_mode$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_auth_mode$r_ok
+endmodule // nc_core$regs$r_auth_mode$r_hit
 
 
-module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_batch_max(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -14911,9 +14821,9 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_batch_max$r r(
@@ -14921,19 +14831,19 @@ module nc_core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_batch_max$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_batch_max$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -14999,7 +14909,7 @@ module nc_core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_batch_max$r$dff
 
 
-module nc_core$regs$r_batch_max$r_ok(d,q,clock);
+module nc_core$regs$r_batch_max$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15015,18 +14925,17 @@ module nc_core$regs$r_batch_max$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_batch_max$r_ok
+endmodule // nc_core$regs$r_batch_max$r_hit
 
 
-module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_client_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15041,9 +14950,9 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_client_port$r r(
@@ -15051,19 +14960,19 @@ module nc_core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_client_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_client_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15129,7 +15038,7 @@ module nc_core$regs$r_client_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_client_port$r$dff
 
 
-module nc_core$regs$r_client_port$r_ok(d,q,clock);
+module nc_core$regs$r_client_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15145,17 +15054,16 @@ module nc_core$regs$r_client_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_client_port$r_ok
+endmodule // nc_core$regs$r_client_port$r_hit
 
 
-module nc_core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_cluster_id(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15168,6 +15076,9 @@ module nc_core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_cluster_id$r r(
@@ -15175,12 +15086,19 @@ module nc_core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_cluster_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15246,15 +15164,33 @@ module nc_core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_cluster_id$r$dff
 
 
-module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_cluster_id$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_cluster_id$r_hit
+
+
+module nc_core$regs$r_decide_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15269,9 +15205,9 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_decide_port$r r(
@@ -15279,19 +15215,19 @@ module nc_core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_decide_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_decide_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15357,7 +15293,7 @@ module nc_core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_decide_port$r$dff
 
 
-module nc_core$regs$r_decide_port$r_ok(d,q,clock);
+module nc_core$regs$r_decide_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15373,18 +15309,17 @@ module nc_core$regs$r_decide_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_decide_port$r_ok
+endmodule // nc_core$regs$r_decide_port$r_hit
 
 
-module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_delta(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15399,9 +15334,9 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_dat
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_delta$r r(
@@ -15409,19 +15344,19 @@ module nc_core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_dat
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_delta$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_delta$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15487,7 +15422,7 @@ module nc_core$regs$r_delta$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_delta$r$dff
 
 
-module nc_core$regs$r_delta$r_ok(d,q,clock);
+module nc_core$regs$r_delta$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15503,17 +15438,16 @@ module nc_core$regs$r_delta$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_delta$r_ok
+endmodule // nc_core$regs$r_delta$r_hit
 
 
-module nc_core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_drift(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15526,6 +15460,9 @@ module nc_core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_drift$r r(
@@ -15533,12 +15470,19 @@ module nc_core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writabl
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_drift$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15604,15 +15548,33 @@ module nc_core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_drift$r$dff
 
 
-module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_drift$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_drift$r_hit
+
+
+module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15627,9 +15589,9 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_fifo_depth$r r(
@@ -15637,19 +15599,19 @@ module nc_core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_fifo_depth$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_fifo_depth$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15715,7 +15677,7 @@ module nc_core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_fifo_depth$r$dff
 
 
-module nc_core$regs$r_fifo_depth$r_ok(d,q,clock);
+module nc_core$regs$r_fifo_depth$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15731,17 +15693,16 @@ module nc_core$regs$r_fifo_depth$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_fifo_depth$r_ok
+endmodule // nc_core$regs$r_fifo_depth$r_hit
 
 
-module nc_core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15754,6 +15715,9 @@ module nc_core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_host_ip$r r(
@@ -15761,12 +15725,19 @@ module nc_core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_host_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15832,15 +15803,33 @@ module nc_core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_ip$r$dff
 
 
-module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_host_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_ip$r_hit
+
+
+module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15855,9 +15844,9 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_host_mac_hi$r r(
@@ -15865,19 +15854,19 @@ module nc_core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_host_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_host_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -15943,7 +15932,7 @@ module nc_core$regs$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_mac_hi$r$dff
 
 
-module nc_core$regs$r_host_mac_hi$r_ok(d,q,clock);
+module nc_core$regs$r_host_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -15959,17 +15948,16 @@ module nc_core$regs$r_host_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_host_mac_hi$r_ok
+endmodule // nc_core$regs$r_host_mac_hi$r_hit
 
 
-module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -15982,6 +15970,9 @@ module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_host_mac_lo$r r(
@@ -15989,12 +15980,19 @@ module nc_core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_host_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16060,15 +16058,33 @@ module nc_core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_mac_lo$r$dff
 
 
-module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_host_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_host_mac_lo$r_hit
+
+
+module nc_core$regs$r_host_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16083,9 +16099,9 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_host_port$r r(
@@ -16093,19 +16109,19 @@ module nc_core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_host_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_host_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16171,7 +16187,7 @@ module nc_core$regs$r_host_port$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_host_port$r$dff
 
 
-module nc_core$regs$r_host_port$r_ok(d,q,clock);
+module nc_core$regs$r_host_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16187,17 +16203,16 @@ module nc_core$regs$r_host_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_host_port$r_ok
+endmodule // nc_core$regs$r_host_port$r_hit
 
 
-module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16210,6 +16225,9 @@ module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_late_tick_slack$r r(
@@ -16217,12 +16235,19 @@ module nc_core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_late_tick_slack$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16288,15 +16313,33 @@ module nc_core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_late_tick_slack$r$dff
 
 
-module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_late_tick_slack$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_late_tick_slack$r_hit
+
+
+module nc_core$regs$r_loop_period(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16311,9 +16354,9 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_loop_period$r r(
@@ -16321,19 +16364,19 @@ module nc_core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_loop_period$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_loop_period$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16399,7 +16442,7 @@ module nc_core$regs$r_loop_period$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_loop_period$r$dff
 
 
-module nc_core$regs$r_loop_period$r_ok(d,q,clock);
+module nc_core$regs$r_loop_period$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16415,17 +16458,16 @@ module nc_core$regs$r_loop_period$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_loop_period$r_ok
+endmodule // nc_core$regs$r_loop_period$r_hit
 
 
-module nc_core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_min_gap(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16438,6 +16480,9 @@ module nc_core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_min_gap$r r(
@@ -16445,12 +16490,19 @@ module nc_core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writa
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_min_gap$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16516,15 +16568,33 @@ module nc_core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_min_gap$r$dff
 
 
-module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_min_gap$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_min_gap$r_hit
+
+
+module nc_core$regs$r_mtu(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16539,9 +16609,9 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_mtu$r r(
@@ -16549,19 +16619,19 @@ module nc_core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_mtu$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_mtu$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16627,7 +16697,7 @@ module nc_core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_mtu$r$dff
 
 
-module nc_core$regs$r_mtu$r_ok(d,q,clock);
+module nc_core$regs$r_mtu$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16643,18 +16713,17 @@ module nc_core$regs$r_mtu$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_mtu$r_ok
+endmodule // nc_core$regs$r_mtu$r_hit
 
 
-module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_node_count(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16669,9 +16738,9 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_node_count$r r(
@@ -16679,19 +16748,19 @@ module nc_core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_node_count$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_node_count$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16757,7 +16826,7 @@ module nc_core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_node_count$r$dff
 
 
-module nc_core$regs$r_node_count$r_ok(d,q,clock);
+module nc_core$regs$r_node_count$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16773,18 +16842,17 @@ module nc_core$regs$r_node_count$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_node_count$r_ok
+endmodule // nc_core$regs$r_node_count$r_hit
 
 
-module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_node_id(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16799,9 +16867,9 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_d
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_node_id$r r(
@@ -16809,19 +16877,19 @@ module nc_core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_d
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_node_id$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_node_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16887,7 +16955,7 @@ module nc_core$regs$r_node_id$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_node_id$r$dff
 
 
-module nc_core$regs$r_node_id$r_ok(d,q,clock);
+module nc_core$regs$r_node_id$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16903,17 +16971,16 @@ module nc_core$regs$r_node_id$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_node_id$r_ok
+endmodule // nc_core$regs$r_node_id$r_hit
 
 
-module nc_core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16926,6 +16993,9 @@ module nc_core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writab
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_src_ip$r r(
@@ -16933,12 +17003,19 @@ module nc_core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writab
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_src_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17004,15 +17081,33 @@ module nc_core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_ip$r$dff
 
 
-module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_src_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_ip$r_hit
+
+
+module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17027,9 +17122,9 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_src_mac_hi$r r(
@@ -17037,19 +17132,19 @@ module nc_core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_src_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_src_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17115,7 +17210,7 @@ module nc_core$regs$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_mac_hi$r$dff
 
 
-module nc_core$regs$r_src_mac_hi$r_ok(d,q,clock);
+module nc_core$regs$r_src_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17131,17 +17226,16 @@ module nc_core$regs$r_src_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_src_mac_hi$r_ok
+endmodule // nc_core$regs$r_src_mac_hi$r_hit
 
 
-module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17154,6 +17248,9 @@ module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_src_mac_lo$r r(
@@ -17161,12 +17258,19 @@ module nc_core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,wr
         .q(r$q),
         .clock(r$clock)
     );
+    nc_core$regs$r_src_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17232,6 +17336,25 @@ module nc_core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_src_mac_lo$r$dff
 
 
+module nc_core$regs$r_src_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$regs$r_src_mac_lo$r_hit
+
+
 module nc_core$regs$r_t_ok(d,q,clock);
     
     // Module arguments
@@ -17251,15 +17374,14 @@ module nc_core$regs$r_t_ok(d,q,clock);
 endmodule // nc_core$regs$r_t_ok
 
 
-module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_timeout(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17274,9 +17396,9 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_d
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_timeout$r r(
@@ -17284,19 +17406,19 @@ module nc_core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_d
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_timeout$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_timeout$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17362,7 +17484,7 @@ module nc_core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_timeout$r$dff
 
 
-module nc_core$regs$r_timeout$r_ok(d,q,clock);
+module nc_core$regs$r_timeout$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17378,18 +17500,17 @@ module nc_core$regs$r_timeout$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_timeout$r_ok
+endmodule // nc_core$regs$r_timeout$r_hit
 
 
-module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_tree_group0(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17404,9 +17525,9 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group0$r r(
@@ -17414,19 +17535,19 @@ module nc_core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_tree_group0$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_tree_group0$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17492,7 +17613,7 @@ module nc_core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group0$r$dff
 
 
-module nc_core$regs$r_tree_group0$r_ok(d,q,clock);
+module nc_core$regs$r_tree_group0$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17508,18 +17629,17 @@ module nc_core$regs$r_tree_group0$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_tree_group0$r_ok
+endmodule // nc_core$regs$r_tree_group0$r_hit
 
 
-module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_tree_group1(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17534,9 +17654,9 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group1$r r(
@@ -17544,19 +17664,19 @@ module nc_core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_tree_group1$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_tree_group1$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17622,7 +17742,7 @@ module nc_core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group1$r$dff
 
 
-module nc_core$regs$r_tree_group1$r_ok(d,q,clock);
+module nc_core$regs$r_tree_group1$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17638,18 +17758,17 @@ module nc_core$regs$r_tree_group1$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_tree_group1$r_ok
+endmodule // nc_core$regs$r_tree_group1$r_hit
 
 
-module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_tree_group2(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17664,9 +17783,9 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group2$r r(
@@ -17674,19 +17793,19 @@ module nc_core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_tree_group2$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_tree_group2$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17752,7 +17871,7 @@ module nc_core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group2$r$dff
 
 
-module nc_core$regs$r_tree_group2$r_ok(d,q,clock);
+module nc_core$regs$r_tree_group2$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17768,18 +17887,17 @@ module nc_core$regs$r_tree_group2$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_tree_group2$r_ok
+endmodule // nc_core$regs$r_tree_group2$r_hit
 
 
-module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_tree_group3(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17794,9 +17912,9 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_tree_group3$r r(
@@ -17804,19 +17922,19 @@ module nc_core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,b
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_tree_group3$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_tree_group3$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17882,7 +18000,7 @@ module nc_core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_tree_group3$r$dff
 
 
-module nc_core$regs$r_tree_group3$r_ok(d,q,clock);
+module nc_core$regs$r_tree_group3$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17898,18 +18016,17 @@ module nc_core$regs$r_tree_group3$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_tree_group3$r_ok
+endmodule // nc_core$regs$r_tree_group3$r_hit
 
 
-module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_trees(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17924,9 +18041,9 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_dat
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_trees$r r(
@@ -17934,19 +18051,19 @@ module nc_core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_dat
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_trees$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_trees$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18012,7 +18129,7 @@ module nc_core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_trees$r$dff
 
 
-module nc_core$regs$r_trees$r_ok(d,q,clock);
+module nc_core$regs$r_trees$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18028,18 +18145,17 @@ module nc_core$regs$r_trees$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_trees$r_ok
+endmodule // nc_core$regs$r_trees$r_hit
 
 
-module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_core$regs$r_ttl(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18054,9 +18170,9 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_core$regs$r_ttl$r r(
@@ -18064,19 +18180,19 @@ module nc_core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,
         .q(r$q),
         .clock(r$clock)
     );
-    nc_core$regs$r_ttl$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_core$regs$r_ttl$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18142,7 +18258,7 @@ module nc_core$regs$r_ttl$r$dff(d,q,clock);
 endmodule // nc_core$regs$r_ttl$r$dff
 
 
-module nc_core$regs$r_ttl$r_ok(d,q,clock);
+module nc_core$regs$r_ttl$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18158,7 +18274,7 @@ module nc_core$regs$r_ttl$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_core$regs$r_ttl$r_ok
+endmodule // nc_core$regs$r_ttl$r_hit
 
 
 module nc_core$regs$r_tw(d,q,clock);

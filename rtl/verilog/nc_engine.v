@@ -8649,254 +8649,225 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  r_window$clock;
     reg  r_node_id$clock;
     reg  [15:0] r_node_id$bus_addr;
-    reg  [15:0] r_node_id$bus_waddr;
-    reg  [31:0] r_node_id$bus_wdata;
-    reg  r_node_id$bus_write;
+    reg  r_node_id$bus_wnow;
     reg  [31:0] r_node_id$bus_data;
+    reg  [31:0] r_node_id$bus_wdata;
     reg  r_node_id$writable;
     wire  [31:0] r_node_id$value;
     wire  [31:0] r_node_id$rdata;
     reg  r_node_count$clock;
     reg  [15:0] r_node_count$bus_addr;
-    reg  [15:0] r_node_count$bus_waddr;
-    reg  [31:0] r_node_count$bus_wdata;
-    reg  r_node_count$bus_write;
+    reg  r_node_count$bus_wnow;
     reg  [31:0] r_node_count$bus_data;
+    reg  [31:0] r_node_count$bus_wdata;
     reg  r_node_count$writable;
     wire  [31:0] r_node_count$value;
     wire  [31:0] r_node_count$rdata;
     reg  r_cluster_id$clock;
     reg  [15:0] r_cluster_id$bus_addr;
-    reg  [15:0] r_cluster_id$bus_waddr;
+    reg  r_cluster_id$bus_wnow;
     reg  [31:0] r_cluster_id$bus_wdata;
-    reg  r_cluster_id$bus_write;
     reg  r_cluster_id$writable;
     wire  [31:0] r_cluster_id$value;
     wire  [31:0] r_cluster_id$rdata;
     reg  r_trees$clock;
     reg  [15:0] r_trees$bus_addr;
-    reg  [15:0] r_trees$bus_waddr;
-    reg  [31:0] r_trees$bus_wdata;
-    reg  r_trees$bus_write;
+    reg  r_trees$bus_wnow;
     reg  [31:0] r_trees$bus_data;
+    reg  [31:0] r_trees$bus_wdata;
     reg  r_trees$writable;
     wire  [31:0] r_trees$value;
     wire  [31:0] r_trees$rdata;
     reg  r_loop_period$clock;
     reg  [15:0] r_loop_period$bus_addr;
-    reg  [15:0] r_loop_period$bus_waddr;
-    reg  [31:0] r_loop_period$bus_wdata;
-    reg  r_loop_period$bus_write;
+    reg  r_loop_period$bus_wnow;
     reg  [31:0] r_loop_period$bus_data;
+    reg  [31:0] r_loop_period$bus_wdata;
     reg  r_loop_period$writable;
     wire  [31:0] r_loop_period$value;
     wire  [31:0] r_loop_period$rdata;
     reg  r_timeout$clock;
     reg  [15:0] r_timeout$bus_addr;
-    reg  [15:0] r_timeout$bus_waddr;
-    reg  [31:0] r_timeout$bus_wdata;
-    reg  r_timeout$bus_write;
+    reg  r_timeout$bus_wnow;
     reg  [31:0] r_timeout$bus_data;
+    reg  [31:0] r_timeout$bus_wdata;
     reg  r_timeout$writable;
     wire  [31:0] r_timeout$value;
     wire  [31:0] r_timeout$rdata;
     reg  r_delta$clock;
     reg  [15:0] r_delta$bus_addr;
-    reg  [15:0] r_delta$bus_waddr;
-    reg  [31:0] r_delta$bus_wdata;
-    reg  r_delta$bus_write;
+    reg  r_delta$bus_wnow;
     reg  [31:0] r_delta$bus_data;
+    reg  [31:0] r_delta$bus_wdata;
     reg  r_delta$writable;
     wire  [31:0] r_delta$value;
     wire  [31:0] r_delta$rdata;
     reg  r_drift$clock;
     reg  [15:0] r_drift$bus_addr;
-    reg  [15:0] r_drift$bus_waddr;
+    reg  r_drift$bus_wnow;
     reg  [31:0] r_drift$bus_wdata;
-    reg  r_drift$bus_write;
     reg  r_drift$writable;
     wire  [31:0] r_drift$value;
     wire  [31:0] r_drift$rdata;
     reg  r_fifo_depth$clock;
     reg  [15:0] r_fifo_depth$bus_addr;
-    reg  [15:0] r_fifo_depth$bus_waddr;
-    reg  [31:0] r_fifo_depth$bus_wdata;
-    reg  r_fifo_depth$bus_write;
+    reg  r_fifo_depth$bus_wnow;
     reg  [31:0] r_fifo_depth$bus_data;
+    reg  [31:0] r_fifo_depth$bus_wdata;
     reg  r_fifo_depth$writable;
     wire  [31:0] r_fifo_depth$value;
     wire  [31:0] r_fifo_depth$rdata;
     reg  r_batch_max$clock;
     reg  [15:0] r_batch_max$bus_addr;
-    reg  [15:0] r_batch_max$bus_waddr;
-    reg  [31:0] r_batch_max$bus_wdata;
-    reg  r_batch_max$bus_write;
+    reg  r_batch_max$bus_wnow;
     reg  [31:0] r_batch_max$bus_data;
+    reg  [31:0] r_batch_max$bus_wdata;
     reg  r_batch_max$writable;
     wire  [31:0] r_batch_max$value;
     wire  [31:0] r_batch_max$rdata;
     reg  r_mtu$clock;
     reg  [15:0] r_mtu$bus_addr;
-    reg  [15:0] r_mtu$bus_waddr;
-    reg  [31:0] r_mtu$bus_wdata;
-    reg  r_mtu$bus_write;
+    reg  r_mtu$bus_wnow;
     reg  [31:0] r_mtu$bus_data;
+    reg  [31:0] r_mtu$bus_wdata;
     reg  r_mtu$writable;
     wire  [31:0] r_mtu$value;
     wire  [31:0] r_mtu$rdata;
     reg  r_decide_port$clock;
     reg  [15:0] r_decide_port$bus_addr;
-    reg  [15:0] r_decide_port$bus_waddr;
-    reg  [31:0] r_decide_port$bus_wdata;
-    reg  r_decide_port$bus_write;
+    reg  r_decide_port$bus_wnow;
     reg  [31:0] r_decide_port$bus_data;
+    reg  [31:0] r_decide_port$bus_wdata;
     reg  r_decide_port$writable;
     wire  [31:0] r_decide_port$value;
     wire  [31:0] r_decide_port$rdata;
     reg  r_client_port$clock;
     reg  [15:0] r_client_port$bus_addr;
-    reg  [15:0] r_client_port$bus_waddr;
-    reg  [31:0] r_client_port$bus_wdata;
-    reg  r_client_port$bus_write;
+    reg  r_client_port$bus_wnow;
     reg  [31:0] r_client_port$bus_data;
+    reg  [31:0] r_client_port$bus_wdata;
     reg  r_client_port$writable;
     wire  [31:0] r_client_port$value;
     wire  [31:0] r_client_port$rdata;
     reg  r_host_port$clock;
     reg  [15:0] r_host_port$bus_addr;
-    reg  [15:0] r_host_port$bus_waddr;
-    reg  [31:0] r_host_port$bus_wdata;
-    reg  r_host_port$bus_write;
+    reg  r_host_port$bus_wnow;
     reg  [31:0] r_host_port$bus_data;
+    reg  [31:0] r_host_port$bus_wdata;
     reg  r_host_port$writable;
     wire  [31:0] r_host_port$value;
     wire  [31:0] r_host_port$rdata;
     reg  r_late_tick_slack$clock;
     reg  [15:0] r_late_tick_slack$bus_addr;
-    reg  [15:0] r_late_tick_slack$bus_waddr;
+    reg  r_late_tick_slack$bus_wnow;
     reg  [31:0] r_late_tick_slack$bus_wdata;
-    reg  r_late_tick_slack$bus_write;
     reg  r_late_tick_slack$writable;
     wire  [31:0] r_late_tick_slack$value;
     wire  [31:0] r_late_tick_slack$rdata;
     reg  r_min_gap$clock;
     reg  [15:0] r_min_gap$bus_addr;
-    reg  [15:0] r_min_gap$bus_waddr;
+    reg  r_min_gap$bus_wnow;
     reg  [31:0] r_min_gap$bus_wdata;
-    reg  r_min_gap$bus_write;
     reg  r_min_gap$writable;
     wire  [31:0] r_min_gap$value;
     wire  [31:0] r_min_gap$rdata;
     reg  r_tree_group0$clock;
     reg  [15:0] r_tree_group0$bus_addr;
-    reg  [15:0] r_tree_group0$bus_waddr;
-    reg  [31:0] r_tree_group0$bus_wdata;
-    reg  r_tree_group0$bus_write;
+    reg  r_tree_group0$bus_wnow;
     reg  [31:0] r_tree_group0$bus_data;
+    reg  [31:0] r_tree_group0$bus_wdata;
     reg  r_tree_group0$writable;
     wire  [31:0] r_tree_group0$value;
     wire  [31:0] r_tree_group0$rdata;
     reg  r_tree_group1$clock;
     reg  [15:0] r_tree_group1$bus_addr;
-    reg  [15:0] r_tree_group1$bus_waddr;
-    reg  [31:0] r_tree_group1$bus_wdata;
-    reg  r_tree_group1$bus_write;
+    reg  r_tree_group1$bus_wnow;
     reg  [31:0] r_tree_group1$bus_data;
+    reg  [31:0] r_tree_group1$bus_wdata;
     reg  r_tree_group1$writable;
     wire  [31:0] r_tree_group1$value;
     wire  [31:0] r_tree_group1$rdata;
     reg  r_tree_group2$clock;
     reg  [15:0] r_tree_group2$bus_addr;
-    reg  [15:0] r_tree_group2$bus_waddr;
-    reg  [31:0] r_tree_group2$bus_wdata;
-    reg  r_tree_group2$bus_write;
+    reg  r_tree_group2$bus_wnow;
     reg  [31:0] r_tree_group2$bus_data;
+    reg  [31:0] r_tree_group2$bus_wdata;
     reg  r_tree_group2$writable;
     wire  [31:0] r_tree_group2$value;
     wire  [31:0] r_tree_group2$rdata;
     reg  r_tree_group3$clock;
     reg  [15:0] r_tree_group3$bus_addr;
-    reg  [15:0] r_tree_group3$bus_waddr;
-    reg  [31:0] r_tree_group3$bus_wdata;
-    reg  r_tree_group3$bus_write;
+    reg  r_tree_group3$bus_wnow;
     reg  [31:0] r_tree_group3$bus_data;
+    reg  [31:0] r_tree_group3$bus_wdata;
     reg  r_tree_group3$writable;
     wire  [31:0] r_tree_group3$value;
     wire  [31:0] r_tree_group3$rdata;
     reg  r_src_mac_hi$clock;
     reg  [15:0] r_src_mac_hi$bus_addr;
-    reg  [15:0] r_src_mac_hi$bus_waddr;
-    reg  [31:0] r_src_mac_hi$bus_wdata;
-    reg  r_src_mac_hi$bus_write;
+    reg  r_src_mac_hi$bus_wnow;
     reg  [31:0] r_src_mac_hi$bus_data;
+    reg  [31:0] r_src_mac_hi$bus_wdata;
     reg  r_src_mac_hi$writable;
     wire  [31:0] r_src_mac_hi$value;
     wire  [31:0] r_src_mac_hi$rdata;
     reg  r_src_mac_lo$clock;
     reg  [15:0] r_src_mac_lo$bus_addr;
-    reg  [15:0] r_src_mac_lo$bus_waddr;
+    reg  r_src_mac_lo$bus_wnow;
     reg  [31:0] r_src_mac_lo$bus_wdata;
-    reg  r_src_mac_lo$bus_write;
     reg  r_src_mac_lo$writable;
     wire  [31:0] r_src_mac_lo$value;
     wire  [31:0] r_src_mac_lo$rdata;
     reg  r_src_ip$clock;
     reg  [15:0] r_src_ip$bus_addr;
-    reg  [15:0] r_src_ip$bus_waddr;
+    reg  r_src_ip$bus_wnow;
     reg  [31:0] r_src_ip$bus_wdata;
-    reg  r_src_ip$bus_write;
     reg  r_src_ip$writable;
     wire  [31:0] r_src_ip$value;
     wire  [31:0] r_src_ip$rdata;
     reg  r_host_mac_hi$clock;
     reg  [15:0] r_host_mac_hi$bus_addr;
-    reg  [15:0] r_host_mac_hi$bus_waddr;
-    reg  [31:0] r_host_mac_hi$bus_wdata;
-    reg  r_host_mac_hi$bus_write;
+    reg  r_host_mac_hi$bus_wnow;
     reg  [31:0] r_host_mac_hi$bus_data;
+    reg  [31:0] r_host_mac_hi$bus_wdata;
     reg  r_host_mac_hi$writable;
     wire  [31:0] r_host_mac_hi$value;
     wire  [31:0] r_host_mac_hi$rdata;
     reg  r_host_mac_lo$clock;
     reg  [15:0] r_host_mac_lo$bus_addr;
-    reg  [15:0] r_host_mac_lo$bus_waddr;
+    reg  r_host_mac_lo$bus_wnow;
     reg  [31:0] r_host_mac_lo$bus_wdata;
-    reg  r_host_mac_lo$bus_write;
     reg  r_host_mac_lo$writable;
     wire  [31:0] r_host_mac_lo$value;
     wire  [31:0] r_host_mac_lo$rdata;
     reg  r_host_ip$clock;
     reg  [15:0] r_host_ip$bus_addr;
-    reg  [15:0] r_host_ip$bus_waddr;
+    reg  r_host_ip$bus_wnow;
     reg  [31:0] r_host_ip$bus_wdata;
-    reg  r_host_ip$bus_write;
     reg  r_host_ip$writable;
     wire  [31:0] r_host_ip$value;
     wire  [31:0] r_host_ip$rdata;
     reg  r_ttl$clock;
     reg  [15:0] r_ttl$bus_addr;
-    reg  [15:0] r_ttl$bus_waddr;
-    reg  [31:0] r_ttl$bus_wdata;
-    reg  r_ttl$bus_write;
+    reg  r_ttl$bus_wnow;
     reg  [31:0] r_ttl$bus_data;
+    reg  [31:0] r_ttl$bus_wdata;
     reg  r_ttl$writable;
     wire  [31:0] r_ttl$value;
     wire  [31:0] r_ttl$rdata;
     reg  r_auth_mode$clock;
     reg  [15:0] r_auth_mode$bus_addr;
-    reg  [15:0] r_auth_mode$bus_waddr;
-    reg  [31:0] r_auth_mode$bus_wdata;
-    reg  r_auth_mode$bus_write;
+    reg  r_auth_mode$bus_wnow;
     reg  [31:0] r_auth_mode$bus_data;
+    reg  [31:0] r_auth_mode$bus_wdata;
     reg  r_auth_mode$writable;
     wire  [31:0] r_auth_mode$value;
     wire  [31:0] r_auth_mode$rdata;
     reg  r_auth_key$clock;
     reg  [15:0] r_auth_key$bus_addr;
-    reg  [15:0] r_auth_key$bus_waddr;
-    reg  [31:0] r_auth_key$bus_wdata;
-    reg  r_auth_key$bus_write;
+    reg  r_auth_key$bus_wnow;
     reg  [31:0] r_auth_key$bus_data;
+    reg  [31:0] r_auth_key$bus_wdata;
     reg  r_auth_key$writable;
     wire  [31:0] r_auth_key$value;
     wire  [31:0] r_auth_key$rdata;
@@ -9106,10 +9077,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_node_id r_node_id(
         .clock(r_node_id$clock),
         .bus_addr(r_node_id$bus_addr),
-        .bus_waddr(r_node_id$bus_waddr),
-        .bus_wdata(r_node_id$bus_wdata),
-        .bus_write(r_node_id$bus_write),
+        .bus_wnow(r_node_id$bus_wnow),
         .bus_data(r_node_id$bus_data),
+        .bus_wdata(r_node_id$bus_wdata),
         .writable(r_node_id$writable),
         .value(r_node_id$value),
         .rdata(r_node_id$rdata)
@@ -9117,10 +9087,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_node_count r_node_count(
         .clock(r_node_count$clock),
         .bus_addr(r_node_count$bus_addr),
-        .bus_waddr(r_node_count$bus_waddr),
-        .bus_wdata(r_node_count$bus_wdata),
-        .bus_write(r_node_count$bus_write),
+        .bus_wnow(r_node_count$bus_wnow),
         .bus_data(r_node_count$bus_data),
+        .bus_wdata(r_node_count$bus_wdata),
         .writable(r_node_count$writable),
         .value(r_node_count$value),
         .rdata(r_node_count$rdata)
@@ -9128,9 +9097,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_cluster_id r_cluster_id(
         .clock(r_cluster_id$clock),
         .bus_addr(r_cluster_id$bus_addr),
-        .bus_waddr(r_cluster_id$bus_waddr),
+        .bus_wnow(r_cluster_id$bus_wnow),
         .bus_wdata(r_cluster_id$bus_wdata),
-        .bus_write(r_cluster_id$bus_write),
         .writable(r_cluster_id$writable),
         .value(r_cluster_id$value),
         .rdata(r_cluster_id$rdata)
@@ -9138,10 +9106,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_trees r_trees(
         .clock(r_trees$clock),
         .bus_addr(r_trees$bus_addr),
-        .bus_waddr(r_trees$bus_waddr),
-        .bus_wdata(r_trees$bus_wdata),
-        .bus_write(r_trees$bus_write),
+        .bus_wnow(r_trees$bus_wnow),
         .bus_data(r_trees$bus_data),
+        .bus_wdata(r_trees$bus_wdata),
         .writable(r_trees$writable),
         .value(r_trees$value),
         .rdata(r_trees$rdata)
@@ -9149,10 +9116,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_loop_period r_loop_period(
         .clock(r_loop_period$clock),
         .bus_addr(r_loop_period$bus_addr),
-        .bus_waddr(r_loop_period$bus_waddr),
-        .bus_wdata(r_loop_period$bus_wdata),
-        .bus_write(r_loop_period$bus_write),
+        .bus_wnow(r_loop_period$bus_wnow),
         .bus_data(r_loop_period$bus_data),
+        .bus_wdata(r_loop_period$bus_wdata),
         .writable(r_loop_period$writable),
         .value(r_loop_period$value),
         .rdata(r_loop_period$rdata)
@@ -9160,10 +9126,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_timeout r_timeout(
         .clock(r_timeout$clock),
         .bus_addr(r_timeout$bus_addr),
-        .bus_waddr(r_timeout$bus_waddr),
-        .bus_wdata(r_timeout$bus_wdata),
-        .bus_write(r_timeout$bus_write),
+        .bus_wnow(r_timeout$bus_wnow),
         .bus_data(r_timeout$bus_data),
+        .bus_wdata(r_timeout$bus_wdata),
         .writable(r_timeout$writable),
         .value(r_timeout$value),
         .rdata(r_timeout$rdata)
@@ -9171,10 +9136,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_delta r_delta(
         .clock(r_delta$clock),
         .bus_addr(r_delta$bus_addr),
-        .bus_waddr(r_delta$bus_waddr),
-        .bus_wdata(r_delta$bus_wdata),
-        .bus_write(r_delta$bus_write),
+        .bus_wnow(r_delta$bus_wnow),
         .bus_data(r_delta$bus_data),
+        .bus_wdata(r_delta$bus_wdata),
         .writable(r_delta$writable),
         .value(r_delta$value),
         .rdata(r_delta$rdata)
@@ -9182,9 +9146,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_drift r_drift(
         .clock(r_drift$clock),
         .bus_addr(r_drift$bus_addr),
-        .bus_waddr(r_drift$bus_waddr),
+        .bus_wnow(r_drift$bus_wnow),
         .bus_wdata(r_drift$bus_wdata),
-        .bus_write(r_drift$bus_write),
         .writable(r_drift$writable),
         .value(r_drift$value),
         .rdata(r_drift$rdata)
@@ -9192,10 +9155,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_fifo_depth r_fifo_depth(
         .clock(r_fifo_depth$clock),
         .bus_addr(r_fifo_depth$bus_addr),
-        .bus_waddr(r_fifo_depth$bus_waddr),
-        .bus_wdata(r_fifo_depth$bus_wdata),
-        .bus_write(r_fifo_depth$bus_write),
+        .bus_wnow(r_fifo_depth$bus_wnow),
         .bus_data(r_fifo_depth$bus_data),
+        .bus_wdata(r_fifo_depth$bus_wdata),
         .writable(r_fifo_depth$writable),
         .value(r_fifo_depth$value),
         .rdata(r_fifo_depth$rdata)
@@ -9203,10 +9165,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_batch_max r_batch_max(
         .clock(r_batch_max$clock),
         .bus_addr(r_batch_max$bus_addr),
-        .bus_waddr(r_batch_max$bus_waddr),
-        .bus_wdata(r_batch_max$bus_wdata),
-        .bus_write(r_batch_max$bus_write),
+        .bus_wnow(r_batch_max$bus_wnow),
         .bus_data(r_batch_max$bus_data),
+        .bus_wdata(r_batch_max$bus_wdata),
         .writable(r_batch_max$writable),
         .value(r_batch_max$value),
         .rdata(r_batch_max$rdata)
@@ -9214,10 +9175,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_mtu r_mtu(
         .clock(r_mtu$clock),
         .bus_addr(r_mtu$bus_addr),
-        .bus_waddr(r_mtu$bus_waddr),
-        .bus_wdata(r_mtu$bus_wdata),
-        .bus_write(r_mtu$bus_write),
+        .bus_wnow(r_mtu$bus_wnow),
         .bus_data(r_mtu$bus_data),
+        .bus_wdata(r_mtu$bus_wdata),
         .writable(r_mtu$writable),
         .value(r_mtu$value),
         .rdata(r_mtu$rdata)
@@ -9225,10 +9185,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_decide_port r_decide_port(
         .clock(r_decide_port$clock),
         .bus_addr(r_decide_port$bus_addr),
-        .bus_waddr(r_decide_port$bus_waddr),
-        .bus_wdata(r_decide_port$bus_wdata),
-        .bus_write(r_decide_port$bus_write),
+        .bus_wnow(r_decide_port$bus_wnow),
         .bus_data(r_decide_port$bus_data),
+        .bus_wdata(r_decide_port$bus_wdata),
         .writable(r_decide_port$writable),
         .value(r_decide_port$value),
         .rdata(r_decide_port$rdata)
@@ -9236,10 +9195,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_client_port r_client_port(
         .clock(r_client_port$clock),
         .bus_addr(r_client_port$bus_addr),
-        .bus_waddr(r_client_port$bus_waddr),
-        .bus_wdata(r_client_port$bus_wdata),
-        .bus_write(r_client_port$bus_write),
+        .bus_wnow(r_client_port$bus_wnow),
         .bus_data(r_client_port$bus_data),
+        .bus_wdata(r_client_port$bus_wdata),
         .writable(r_client_port$writable),
         .value(r_client_port$value),
         .rdata(r_client_port$rdata)
@@ -9247,10 +9205,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_port r_host_port(
         .clock(r_host_port$clock),
         .bus_addr(r_host_port$bus_addr),
-        .bus_waddr(r_host_port$bus_waddr),
-        .bus_wdata(r_host_port$bus_wdata),
-        .bus_write(r_host_port$bus_write),
+        .bus_wnow(r_host_port$bus_wnow),
         .bus_data(r_host_port$bus_data),
+        .bus_wdata(r_host_port$bus_wdata),
         .writable(r_host_port$writable),
         .value(r_host_port$value),
         .rdata(r_host_port$rdata)
@@ -9258,9 +9215,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_late_tick_slack r_late_tick_slack(
         .clock(r_late_tick_slack$clock),
         .bus_addr(r_late_tick_slack$bus_addr),
-        .bus_waddr(r_late_tick_slack$bus_waddr),
+        .bus_wnow(r_late_tick_slack$bus_wnow),
         .bus_wdata(r_late_tick_slack$bus_wdata),
-        .bus_write(r_late_tick_slack$bus_write),
         .writable(r_late_tick_slack$writable),
         .value(r_late_tick_slack$value),
         .rdata(r_late_tick_slack$rdata)
@@ -9268,9 +9224,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_min_gap r_min_gap(
         .clock(r_min_gap$clock),
         .bus_addr(r_min_gap$bus_addr),
-        .bus_waddr(r_min_gap$bus_waddr),
+        .bus_wnow(r_min_gap$bus_wnow),
         .bus_wdata(r_min_gap$bus_wdata),
-        .bus_write(r_min_gap$bus_write),
         .writable(r_min_gap$writable),
         .value(r_min_gap$value),
         .rdata(r_min_gap$rdata)
@@ -9278,10 +9233,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group0 r_tree_group0(
         .clock(r_tree_group0$clock),
         .bus_addr(r_tree_group0$bus_addr),
-        .bus_waddr(r_tree_group0$bus_waddr),
-        .bus_wdata(r_tree_group0$bus_wdata),
-        .bus_write(r_tree_group0$bus_write),
+        .bus_wnow(r_tree_group0$bus_wnow),
         .bus_data(r_tree_group0$bus_data),
+        .bus_wdata(r_tree_group0$bus_wdata),
         .writable(r_tree_group0$writable),
         .value(r_tree_group0$value),
         .rdata(r_tree_group0$rdata)
@@ -9289,10 +9243,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group1 r_tree_group1(
         .clock(r_tree_group1$clock),
         .bus_addr(r_tree_group1$bus_addr),
-        .bus_waddr(r_tree_group1$bus_waddr),
-        .bus_wdata(r_tree_group1$bus_wdata),
-        .bus_write(r_tree_group1$bus_write),
+        .bus_wnow(r_tree_group1$bus_wnow),
         .bus_data(r_tree_group1$bus_data),
+        .bus_wdata(r_tree_group1$bus_wdata),
         .writable(r_tree_group1$writable),
         .value(r_tree_group1$value),
         .rdata(r_tree_group1$rdata)
@@ -9300,10 +9253,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group2 r_tree_group2(
         .clock(r_tree_group2$clock),
         .bus_addr(r_tree_group2$bus_addr),
-        .bus_waddr(r_tree_group2$bus_waddr),
-        .bus_wdata(r_tree_group2$bus_wdata),
-        .bus_write(r_tree_group2$bus_write),
+        .bus_wnow(r_tree_group2$bus_wnow),
         .bus_data(r_tree_group2$bus_data),
+        .bus_wdata(r_tree_group2$bus_wdata),
         .writable(r_tree_group2$writable),
         .value(r_tree_group2$value),
         .rdata(r_tree_group2$rdata)
@@ -9311,10 +9263,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_tree_group3 r_tree_group3(
         .clock(r_tree_group3$clock),
         .bus_addr(r_tree_group3$bus_addr),
-        .bus_waddr(r_tree_group3$bus_waddr),
-        .bus_wdata(r_tree_group3$bus_wdata),
-        .bus_write(r_tree_group3$bus_write),
+        .bus_wnow(r_tree_group3$bus_wnow),
         .bus_data(r_tree_group3$bus_data),
+        .bus_wdata(r_tree_group3$bus_wdata),
         .writable(r_tree_group3$writable),
         .value(r_tree_group3$value),
         .rdata(r_tree_group3$rdata)
@@ -9322,10 +9273,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_mac_hi r_src_mac_hi(
         .clock(r_src_mac_hi$clock),
         .bus_addr(r_src_mac_hi$bus_addr),
-        .bus_waddr(r_src_mac_hi$bus_waddr),
-        .bus_wdata(r_src_mac_hi$bus_wdata),
-        .bus_write(r_src_mac_hi$bus_write),
+        .bus_wnow(r_src_mac_hi$bus_wnow),
         .bus_data(r_src_mac_hi$bus_data),
+        .bus_wdata(r_src_mac_hi$bus_wdata),
         .writable(r_src_mac_hi$writable),
         .value(r_src_mac_hi$value),
         .rdata(r_src_mac_hi$rdata)
@@ -9333,9 +9283,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_mac_lo r_src_mac_lo(
         .clock(r_src_mac_lo$clock),
         .bus_addr(r_src_mac_lo$bus_addr),
-        .bus_waddr(r_src_mac_lo$bus_waddr),
+        .bus_wnow(r_src_mac_lo$bus_wnow),
         .bus_wdata(r_src_mac_lo$bus_wdata),
-        .bus_write(r_src_mac_lo$bus_write),
         .writable(r_src_mac_lo$writable),
         .value(r_src_mac_lo$value),
         .rdata(r_src_mac_lo$rdata)
@@ -9343,9 +9292,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_src_ip r_src_ip(
         .clock(r_src_ip$clock),
         .bus_addr(r_src_ip$bus_addr),
-        .bus_waddr(r_src_ip$bus_waddr),
+        .bus_wnow(r_src_ip$bus_wnow),
         .bus_wdata(r_src_ip$bus_wdata),
-        .bus_write(r_src_ip$bus_write),
         .writable(r_src_ip$writable),
         .value(r_src_ip$value),
         .rdata(r_src_ip$rdata)
@@ -9353,10 +9301,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_mac_hi r_host_mac_hi(
         .clock(r_host_mac_hi$clock),
         .bus_addr(r_host_mac_hi$bus_addr),
-        .bus_waddr(r_host_mac_hi$bus_waddr),
-        .bus_wdata(r_host_mac_hi$bus_wdata),
-        .bus_write(r_host_mac_hi$bus_write),
+        .bus_wnow(r_host_mac_hi$bus_wnow),
         .bus_data(r_host_mac_hi$bus_data),
+        .bus_wdata(r_host_mac_hi$bus_wdata),
         .writable(r_host_mac_hi$writable),
         .value(r_host_mac_hi$value),
         .rdata(r_host_mac_hi$rdata)
@@ -9364,9 +9311,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_mac_lo r_host_mac_lo(
         .clock(r_host_mac_lo$clock),
         .bus_addr(r_host_mac_lo$bus_addr),
-        .bus_waddr(r_host_mac_lo$bus_waddr),
+        .bus_wnow(r_host_mac_lo$bus_wnow),
         .bus_wdata(r_host_mac_lo$bus_wdata),
-        .bus_write(r_host_mac_lo$bus_write),
         .writable(r_host_mac_lo$writable),
         .value(r_host_mac_lo$value),
         .rdata(r_host_mac_lo$rdata)
@@ -9374,9 +9320,8 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_host_ip r_host_ip(
         .clock(r_host_ip$clock),
         .bus_addr(r_host_ip$bus_addr),
-        .bus_waddr(r_host_ip$bus_waddr),
+        .bus_wnow(r_host_ip$bus_wnow),
         .bus_wdata(r_host_ip$bus_wdata),
-        .bus_write(r_host_ip$bus_write),
         .writable(r_host_ip$writable),
         .value(r_host_ip$value),
         .rdata(r_host_ip$rdata)
@@ -9384,10 +9329,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_ttl r_ttl(
         .clock(r_ttl$clock),
         .bus_addr(r_ttl$bus_addr),
-        .bus_waddr(r_ttl$bus_waddr),
-        .bus_wdata(r_ttl$bus_wdata),
-        .bus_write(r_ttl$bus_write),
+        .bus_wnow(r_ttl$bus_wnow),
         .bus_data(r_ttl$bus_data),
+        .bus_wdata(r_ttl$bus_wdata),
         .writable(r_ttl$writable),
         .value(r_ttl$value),
         .rdata(r_ttl$rdata)
@@ -9395,10 +9339,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_auth_mode r_auth_mode(
         .clock(r_auth_mode$clock),
         .bus_addr(r_auth_mode$bus_addr),
-        .bus_waddr(r_auth_mode$bus_waddr),
-        .bus_wdata(r_auth_mode$bus_wdata),
-        .bus_write(r_auth_mode$bus_write),
+        .bus_wnow(r_auth_mode$bus_wnow),
         .bus_data(r_auth_mode$bus_data),
+        .bus_wdata(r_auth_mode$bus_wdata),
         .writable(r_auth_mode$writable),
         .value(r_auth_mode$value),
         .rdata(r_auth_mode$rdata)
@@ -9406,10 +9349,9 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     nc_engine$core$regs$r_auth_key r_auth_key(
         .clock(r_auth_key$clock),
         .bus_addr(r_auth_key$bus_addr),
-        .bus_waddr(r_auth_key$bus_waddr),
-        .bus_wdata(r_auth_key$bus_wdata),
-        .bus_write(r_auth_key$bus_write),
+        .bus_wnow(r_auth_key$bus_wnow),
         .bus_data(r_auth_key$bus_data),
+        .bus_wdata(r_auth_key$bus_wdata),
         .writable(r_auth_key$writable),
         .value(r_auth_key$value),
         .rdata(r_auth_key$rdata)
@@ -9718,44 +9660,38 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_host_dropped$clock = clock;
         c_unauthorized$clock = clock;
         r_node_id$bus_addr = bus_addr;
-        r_node_id$bus_waddr = w_addr$q;
         r_node_id$bus_wdata = w_data$q;
         r_node_id$bus_data = bus_wdata;
-        r_node_id$bus_write = w_write$q;
+        r_node_id$bus_wnow = bus_write;
         r_node_id$writable = state == s_disabled;
         cfg[(32'h0)+:(32)] = r_node_id$value;
         r_node_count$bus_addr = bus_addr;
-        r_node_count$bus_waddr = w_addr$q;
         r_node_count$bus_wdata = w_data$q;
         r_node_count$bus_data = bus_wdata;
-        r_node_count$bus_write = w_write$q;
+        r_node_count$bus_wnow = bus_write;
         r_node_count$writable = state == s_disabled;
         cfg[(32'h20)+:(32)] = r_node_count$value;
         r_cluster_id$bus_addr = bus_addr;
-        r_cluster_id$bus_waddr = w_addr$q;
         r_cluster_id$bus_wdata = w_data$q;
-        r_cluster_id$bus_write = w_write$q;
+        r_cluster_id$bus_wnow = bus_write;
         r_cluster_id$writable = state == s_disabled;
         cfg[(32'h40)+:(32)] = r_cluster_id$value;
         r_trees$bus_addr = bus_addr;
-        r_trees$bus_waddr = w_addr$q;
         r_trees$bus_wdata = w_data$q;
         r_trees$bus_data = bus_wdata;
-        r_trees$bus_write = w_write$q;
+        r_trees$bus_wnow = bus_write;
         r_trees$writable = state == s_disabled;
         cfg[(32'h60)+:(32)] = r_trees$value;
         r_loop_period$bus_addr = bus_addr;
-        r_loop_period$bus_waddr = w_addr$q;
         r_loop_period$bus_wdata = w_data$q;
         r_loop_period$bus_data = bus_wdata;
-        r_loop_period$bus_write = w_write$q;
+        r_loop_period$bus_wnow = bus_write;
         r_loop_period$writable = state == s_disabled;
         cfg[(32'h80)+:(32)] = r_loop_period$value;
         r_timeout$bus_addr = bus_addr;
-        r_timeout$bus_waddr = w_addr$q;
         r_timeout$bus_wdata = w_data$q;
         r_timeout$bus_data = bus_wdata;
-        r_timeout$bus_write = w_write$q;
+        r_timeout$bus_wnow = bus_write;
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
@@ -9763,158 +9699,135 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
-        r_delta$bus_waddr = w_addr$q;
         r_delta$bus_wdata = w_data$q;
         r_delta$bus_data = bus_wdata;
-        r_delta$bus_write = w_write$q;
+        r_delta$bus_wnow = bus_write;
         r_delta$writable = state == s_disabled;
         cfg[(32'hc0)+:(32)] = r_delta$value;
         r_drift$bus_addr = bus_addr;
-        r_drift$bus_waddr = w_addr$q;
         r_drift$bus_wdata = w_data$q;
-        r_drift$bus_write = w_write$q;
+        r_drift$bus_wnow = bus_write;
         r_drift$writable = state == s_disabled;
         cfg[(32'he0)+:(32)] = r_drift$value;
         r_fifo_depth$bus_addr = bus_addr;
-        r_fifo_depth$bus_waddr = w_addr$q;
         r_fifo_depth$bus_wdata = w_data$q;
         r_fifo_depth$bus_data = bus_wdata;
-        r_fifo_depth$bus_write = w_write$q;
+        r_fifo_depth$bus_wnow = bus_write;
         r_fifo_depth$writable = state == s_disabled;
         cfg[(32'h100)+:(32)] = r_fifo_depth$value;
         r_batch_max$bus_addr = bus_addr;
-        r_batch_max$bus_waddr = w_addr$q;
         r_batch_max$bus_wdata = w_data$q;
         r_batch_max$bus_data = bus_wdata;
-        r_batch_max$bus_write = w_write$q;
+        r_batch_max$bus_wnow = bus_write;
         r_batch_max$writable = state == s_disabled;
         cfg[(32'h120)+:(32)] = r_batch_max$value;
         r_mtu$bus_addr = bus_addr;
-        r_mtu$bus_waddr = w_addr$q;
         r_mtu$bus_wdata = w_data$q;
         r_mtu$bus_data = bus_wdata;
-        r_mtu$bus_write = w_write$q;
+        r_mtu$bus_wnow = bus_write;
         r_mtu$writable = state == s_disabled;
         cfg[(32'h140)+:(32)] = r_mtu$value;
         r_decide_port$bus_addr = bus_addr;
-        r_decide_port$bus_waddr = w_addr$q;
         r_decide_port$bus_wdata = w_data$q;
         r_decide_port$bus_data = bus_wdata;
-        r_decide_port$bus_write = w_write$q;
+        r_decide_port$bus_wnow = bus_write;
         r_decide_port$writable = state == s_disabled;
         cfg[(32'h160)+:(32)] = r_decide_port$value;
         r_client_port$bus_addr = bus_addr;
-        r_client_port$bus_waddr = w_addr$q;
         r_client_port$bus_wdata = w_data$q;
         r_client_port$bus_data = bus_wdata;
-        r_client_port$bus_write = w_write$q;
+        r_client_port$bus_wnow = bus_write;
         r_client_port$writable = state == s_disabled;
         cfg[(32'h180)+:(32)] = r_client_port$value;
         r_host_port$bus_addr = bus_addr;
-        r_host_port$bus_waddr = w_addr$q;
         r_host_port$bus_wdata = w_data$q;
         r_host_port$bus_data = bus_wdata;
-        r_host_port$bus_write = w_write$q;
+        r_host_port$bus_wnow = bus_write;
         r_host_port$writable = state == s_disabled;
         cfg[(32'h1a0)+:(32)] = r_host_port$value;
         r_late_tick_slack$bus_addr = bus_addr;
-        r_late_tick_slack$bus_waddr = w_addr$q;
         r_late_tick_slack$bus_wdata = w_data$q;
-        r_late_tick_slack$bus_write = w_write$q;
+        r_late_tick_slack$bus_wnow = bus_write;
         r_late_tick_slack$writable = state == s_disabled;
         cfg[(32'h1c0)+:(32)] = r_late_tick_slack$value;
         r_min_gap$bus_addr = bus_addr;
-        r_min_gap$bus_waddr = w_addr$q;
         r_min_gap$bus_wdata = w_data$q;
-        r_min_gap$bus_write = w_write$q;
+        r_min_gap$bus_wnow = bus_write;
         r_min_gap$writable = state == s_disabled;
         cfg[(32'h1e0)+:(32)] = r_min_gap$value;
         r_tree_group0$bus_addr = bus_addr;
-        r_tree_group0$bus_waddr = w_addr$q;
         r_tree_group0$bus_wdata = w_data$q;
         r_tree_group0$bus_data = bus_wdata;
-        r_tree_group0$bus_write = w_write$q;
+        r_tree_group0$bus_wnow = bus_write;
         r_tree_group0$writable = state == s_disabled;
         cfg[(32'h200)+:(32)] = r_tree_group0$value;
         r_tree_group1$bus_addr = bus_addr;
-        r_tree_group1$bus_waddr = w_addr$q;
         r_tree_group1$bus_wdata = w_data$q;
         r_tree_group1$bus_data = bus_wdata;
-        r_tree_group1$bus_write = w_write$q;
+        r_tree_group1$bus_wnow = bus_write;
         r_tree_group1$writable = state == s_disabled;
         cfg[(32'h220)+:(32)] = r_tree_group1$value;
         r_tree_group2$bus_addr = bus_addr;
-        r_tree_group2$bus_waddr = w_addr$q;
         r_tree_group2$bus_wdata = w_data$q;
         r_tree_group2$bus_data = bus_wdata;
-        r_tree_group2$bus_write = w_write$q;
+        r_tree_group2$bus_wnow = bus_write;
         r_tree_group2$writable = state == s_disabled;
         cfg[(32'h240)+:(32)] = r_tree_group2$value;
         r_tree_group3$bus_addr = bus_addr;
-        r_tree_group3$bus_waddr = w_addr$q;
         r_tree_group3$bus_wdata = w_data$q;
         r_tree_group3$bus_data = bus_wdata;
-        r_tree_group3$bus_write = w_write$q;
+        r_tree_group3$bus_wnow = bus_write;
         r_tree_group3$writable = state == s_disabled;
         cfg[(32'h260)+:(32)] = r_tree_group3$value;
         r_src_mac_hi$bus_addr = bus_addr;
-        r_src_mac_hi$bus_waddr = w_addr$q;
         r_src_mac_hi$bus_wdata = w_data$q;
         r_src_mac_hi$bus_data = bus_wdata;
-        r_src_mac_hi$bus_write = w_write$q;
+        r_src_mac_hi$bus_wnow = bus_write;
         r_src_mac_hi$writable = state == s_disabled;
         cfg[(32'h280)+:(32)] = r_src_mac_hi$value;
         r_src_mac_lo$bus_addr = bus_addr;
-        r_src_mac_lo$bus_waddr = w_addr$q;
         r_src_mac_lo$bus_wdata = w_data$q;
-        r_src_mac_lo$bus_write = w_write$q;
+        r_src_mac_lo$bus_wnow = bus_write;
         r_src_mac_lo$writable = state == s_disabled;
         cfg[(32'h2a0)+:(32)] = r_src_mac_lo$value;
         r_src_ip$bus_addr = bus_addr;
-        r_src_ip$bus_waddr = w_addr$q;
         r_src_ip$bus_wdata = w_data$q;
-        r_src_ip$bus_write = w_write$q;
+        r_src_ip$bus_wnow = bus_write;
         r_src_ip$writable = state == s_disabled;
         cfg[(32'h2c0)+:(32)] = r_src_ip$value;
         r_host_mac_hi$bus_addr = bus_addr;
-        r_host_mac_hi$bus_waddr = w_addr$q;
         r_host_mac_hi$bus_wdata = w_data$q;
         r_host_mac_hi$bus_data = bus_wdata;
-        r_host_mac_hi$bus_write = w_write$q;
+        r_host_mac_hi$bus_wnow = bus_write;
         r_host_mac_hi$writable = state == s_disabled;
         cfg[(32'h2e0)+:(32)] = r_host_mac_hi$value;
         r_host_mac_lo$bus_addr = bus_addr;
-        r_host_mac_lo$bus_waddr = w_addr$q;
         r_host_mac_lo$bus_wdata = w_data$q;
-        r_host_mac_lo$bus_write = w_write$q;
+        r_host_mac_lo$bus_wnow = bus_write;
         r_host_mac_lo$writable = state == s_disabled;
         cfg[(32'h300)+:(32)] = r_host_mac_lo$value;
         r_host_ip$bus_addr = bus_addr;
-        r_host_ip$bus_waddr = w_addr$q;
         r_host_ip$bus_wdata = w_data$q;
-        r_host_ip$bus_write = w_write$q;
+        r_host_ip$bus_wnow = bus_write;
         r_host_ip$writable = state == s_disabled;
         cfg[(32'h320)+:(32)] = r_host_ip$value;
         r_ttl$bus_addr = bus_addr;
-        r_ttl$bus_waddr = w_addr$q;
         r_ttl$bus_wdata = w_data$q;
         r_ttl$bus_data = bus_wdata;
-        r_ttl$bus_write = w_write$q;
+        r_ttl$bus_wnow = bus_write;
         r_ttl$writable = state == s_disabled;
         cfg[(32'h340)+:(32)] = r_ttl$value;
         cfg[(32'h360)+:(32)] = r_auth_mode$value;
         cfg[(32'h380)+:(32)] = r_auth_key$value;
         r_auth_mode$bus_addr = bus_addr;
-        r_auth_mode$bus_waddr = w_addr$q;
         r_auth_mode$bus_wdata = w_data$q;
         r_auth_mode$bus_data = bus_wdata;
-        r_auth_mode$bus_write = w_write$q;
+        r_auth_mode$bus_wnow = bus_write;
         r_auth_mode$writable = state == s_disabled;
         r_auth_key$bus_addr = bus_addr;
-        r_auth_key$bus_waddr = w_addr$q;
         r_auth_key$bus_wdata = w_data$q;
         r_auth_key$bus_data = bus_wdata;
-        r_auth_key$bus_write = w_write$q;
+        r_auth_key$bus_wnow = bus_write;
         r_auth_key$writable = state == s_disabled;
         r_window$d = r_delta$value + r_drift$value;
         window = r_window$q;
@@ -16391,15 +16304,14 @@ module nc_engine$core$regs$leader32(narrow,wide);
 endmodule // nc_engine$core$regs$leader32
 
 
-module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16414,9 +16326,9 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_auth_key$r r(
@@ -16424,19 +16336,19 @@ module nc_engine$core$regs$r_auth_key(clock,bus_addr,bus_waddr,bus_wdata,bus_wri
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_auth_key$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_auth_key$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16502,7 +16414,7 @@ module nc_engine$core$regs$r_auth_key$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_key$r$dff
 
 
-module nc_engine$core$regs$r_auth_key$r_ok(d,q,clock);
+module nc_engine$core$regs$r_auth_key$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16518,18 +16430,17 @@ module nc_engine$core$regs$r_auth_key$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_auth_key$r_ok
+endmodule // nc_engine$core$regs$r_auth_key$r_hit
 
 
-module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16544,9 +16455,9 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_auth_mode$r r(
@@ -16554,19 +16465,19 @@ module nc_engine$core$regs$r_auth_mode(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_auth_mode$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_auth_mode$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16632,7 +16543,7 @@ module nc_engine$core$regs$r_auth_mode$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_auth_mode$r$dff
 
 
-module nc_engine$core$regs$r_auth_mode$r_ok(d,q,clock);
+module nc_engine$core$regs$r_auth_mode$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16648,18 +16559,17 @@ module nc_engine$core$regs$r_auth_mode$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_auth_mode$r_ok
+endmodule // nc_engine$core$regs$r_auth_mode$r_hit
 
 
-module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16674,9 +16584,9 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_batch_max$r r(
@@ -16684,19 +16594,19 @@ module nc_engine$core$regs$r_batch_max(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_batch_max$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_batch_max$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16762,7 +16672,7 @@ module nc_engine$core$regs$r_batch_max$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_batch_max$r$dff
 
 
-module nc_engine$core$regs$r_batch_max$r_ok(d,q,clock);
+module nc_engine$core$regs$r_batch_max$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16778,18 +16688,17 @@ module nc_engine$core$regs$r_batch_max$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_batch_max$r_ok
+endmodule // nc_engine$core$regs$r_batch_max$r_hit
 
 
-module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16804,9 +16713,9 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_client_port$r r(
@@ -16814,19 +16723,19 @@ module nc_engine$core$regs$r_client_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_client_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_client_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -16892,7 +16801,7 @@ module nc_engine$core$regs$r_client_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_client_port$r$dff
 
 
-module nc_engine$core$regs$r_client_port$r_ok(d,q,clock);
+module nc_engine$core$regs$r_client_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -16908,17 +16817,16 @@ module nc_engine$core$regs$r_client_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_client_port$r_ok
+endmodule // nc_engine$core$regs$r_client_port$r_hit
 
 
-module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -16931,6 +16839,9 @@ module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_cluster_id$r r(
@@ -16938,12 +16849,19 @@ module nc_engine$core$regs$r_cluster_id(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_cluster_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17009,15 +16927,33 @@ module nc_engine$core$regs$r_cluster_id$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_cluster_id$r$dff
 
 
-module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_cluster_id$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_cluster_id$r_hit
+
+
+module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17032,9 +16968,9 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_decide_port$r r(
@@ -17042,19 +16978,19 @@ module nc_engine$core$regs$r_decide_port(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_decide_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_decide_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17120,7 +17056,7 @@ module nc_engine$core$regs$r_decide_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_decide_port$r$dff
 
 
-module nc_engine$core$regs$r_decide_port$r_ok(d,q,clock);
+module nc_engine$core$regs$r_decide_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17136,18 +17072,17 @@ module nc_engine$core$regs$r_decide_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_decide_port$r_ok
+endmodule // nc_engine$core$regs$r_decide_port$r_hit
 
 
-module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_delta(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17162,9 +17097,9 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_delta$r r(
@@ -17172,19 +17107,19 @@ module nc_engine$core$regs$r_delta(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_delta$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_delta$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17250,7 +17185,7 @@ module nc_engine$core$regs$r_delta$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_delta$r$dff
 
 
-module nc_engine$core$regs$r_delta$r_ok(d,q,clock);
+module nc_engine$core$regs$r_delta$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17266,17 +17201,16 @@ module nc_engine$core$regs$r_delta$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_delta$r_ok
+endmodule // nc_engine$core$regs$r_delta$r_hit
 
 
-module nc_engine$core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_drift(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17289,6 +17223,9 @@ module nc_engine$core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_drift$r r(
@@ -17296,12 +17233,19 @@ module nc_engine$core$regs$r_drift(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_drift$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17367,15 +17311,33 @@ module nc_engine$core$regs$r_drift$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_drift$r$dff
 
 
-module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_drift$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_drift$r_hit
+
+
+module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17390,9 +17352,9 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_fifo_depth$r r(
@@ -17400,19 +17362,19 @@ module nc_engine$core$regs$r_fifo_depth(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_fifo_depth$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_fifo_depth$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17478,7 +17440,7 @@ module nc_engine$core$regs$r_fifo_depth$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_fifo_depth$r$dff
 
 
-module nc_engine$core$regs$r_fifo_depth$r_ok(d,q,clock);
+module nc_engine$core$regs$r_fifo_depth$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17494,17 +17456,16 @@ module nc_engine$core$regs$r_fifo_depth$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_fifo_depth$r_ok
+endmodule // nc_engine$core$regs$r_fifo_depth$r_hit
 
 
-module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17517,6 +17478,9 @@ module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_ip$r r(
@@ -17524,12 +17488,19 @@ module nc_engine$core$regs$r_host_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_host_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17595,15 +17566,33 @@ module nc_engine$core$regs$r_host_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_ip$r$dff
 
 
-module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_host_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_ip$r_hit
+
+
+module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17618,9 +17607,9 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_mac_hi$r r(
@@ -17628,19 +17617,19 @@ module nc_engine$core$regs$r_host_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_host_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_host_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17706,7 +17695,7 @@ module nc_engine$core$regs$r_host_mac_hi$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_mac_hi$r$dff
 
 
-module nc_engine$core$regs$r_host_mac_hi$r_ok(d,q,clock);
+module nc_engine$core$regs$r_host_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17722,17 +17711,16 @@ module nc_engine$core$regs$r_host_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_host_mac_hi$r_ok
+endmodule // nc_engine$core$regs$r_host_mac_hi$r_hit
 
 
-module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17745,6 +17733,9 @@ module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_mac_lo$r r(
@@ -17752,12 +17743,19 @@ module nc_engine$core$regs$r_host_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_host_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17823,15 +17821,33 @@ module nc_engine$core$regs$r_host_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_mac_lo$r$dff
 
 
-module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_host_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_host_mac_lo$r_hit
+
+
+module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17846,9 +17862,9 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_host_port$r r(
@@ -17856,19 +17872,19 @@ module nc_engine$core$regs$r_host_port(clock,bus_addr,bus_waddr,bus_wdata,bus_wr
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_host_port$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_host_port$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -17934,7 +17950,7 @@ module nc_engine$core$regs$r_host_port$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_host_port$r$dff
 
 
-module nc_engine$core$regs$r_host_port$r_ok(d,q,clock);
+module nc_engine$core$regs$r_host_port$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -17950,17 +17966,16 @@ module nc_engine$core$regs$r_host_port$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_host_port$r_ok
+endmodule // nc_engine$core$regs$r_host_port$r_hit
 
 
-module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -17973,6 +17988,9 @@ module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_late_tick_slack$r r(
@@ -17980,12 +17998,19 @@ module nc_engine$core$regs$r_late_tick_slack(clock,bus_addr,bus_waddr,bus_wdata,
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_late_tick_slack$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18051,15 +18076,33 @@ module nc_engine$core$regs$r_late_tick_slack$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_late_tick_slack$r$dff
 
 
-module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_late_tick_slack$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_late_tick_slack$r_hit
+
+
+module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18074,9 +18117,9 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_loop_period$r r(
@@ -18084,19 +18127,19 @@ module nc_engine$core$regs$r_loop_period(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_loop_period$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_loop_period$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18162,7 +18205,7 @@ module nc_engine$core$regs$r_loop_period$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_loop_period$r$dff
 
 
-module nc_engine$core$regs$r_loop_period$r_ok(d,q,clock);
+module nc_engine$core$regs$r_loop_period$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18178,17 +18221,16 @@ module nc_engine$core$regs$r_loop_period$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_loop_period$r_ok
+endmodule // nc_engine$core$regs$r_loop_period$r_hit
 
 
-module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18201,6 +18243,9 @@ module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_min_gap$r r(
@@ -18208,12 +18253,19 @@ module nc_engine$core$regs$r_min_gap(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_min_gap$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18279,15 +18331,33 @@ module nc_engine$core$regs$r_min_gap$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_min_gap$r$dff
 
 
-module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_min_gap$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_min_gap$r_hit
+
+
+module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18302,9 +18372,9 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_mtu$r r(
@@ -18312,19 +18382,19 @@ module nc_engine$core$regs$r_mtu(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_mtu$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_mtu$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18390,7 +18460,7 @@ module nc_engine$core$regs$r_mtu$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_mtu$r$dff
 
 
-module nc_engine$core$regs$r_mtu$r_ok(d,q,clock);
+module nc_engine$core$regs$r_mtu$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18406,18 +18476,17 @@ module nc_engine$core$regs$r_mtu$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_mtu$r_ok
+endmodule // nc_engine$core$regs$r_mtu$r_hit
 
 
-module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18432,9 +18501,9 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_node_count$r r(
@@ -18442,19 +18511,19 @@ module nc_engine$core$regs$r_node_count(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_node_count$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_node_count$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18520,7 +18589,7 @@ module nc_engine$core$regs$r_node_count$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_node_count$r$dff
 
 
-module nc_engine$core$regs$r_node_count$r_ok(d,q,clock);
+module nc_engine$core$regs$r_node_count$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18536,18 +18605,17 @@ module nc_engine$core$regs$r_node_count$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_node_count$r_ok
+endmodule // nc_engine$core$regs$r_node_count$r_hit
 
 
-module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18562,9 +18630,9 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_node_id$r r(
@@ -18572,19 +18640,19 @@ module nc_engine$core$regs$r_node_id(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_node_id$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_node_id$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18650,7 +18718,7 @@ module nc_engine$core$regs$r_node_id$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_node_id$r$dff
 
 
-module nc_engine$core$regs$r_node_id$r_ok(d,q,clock);
+module nc_engine$core$regs$r_node_id$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18666,17 +18734,16 @@ module nc_engine$core$regs$r_node_id$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_node_id$r_ok
+endmodule // nc_engine$core$regs$r_node_id$r_hit
 
 
-module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18689,6 +18756,9 @@ module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_src_ip$r r(
@@ -18696,12 +18766,19 @@ module nc_engine$core$regs$r_src_ip(clock,bus_addr,bus_waddr,bus_wdata,bus_write
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_src_ip$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18767,15 +18844,33 @@ module nc_engine$core$regs$r_src_ip$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_ip$r$dff
 
 
-module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_src_ip$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_ip$r_hit
+
+
+module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18790,9 +18885,9 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_src_mac_hi$r r(
@@ -18800,19 +18895,19 @@ module nc_engine$core$regs$r_src_mac_hi(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_src_mac_hi$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_src_mac_hi$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18878,7 +18973,7 @@ module nc_engine$core$regs$r_src_mac_hi$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_hi$r$dff
 
 
-module nc_engine$core$regs$r_src_mac_hi$r_ok(d,q,clock);
+module nc_engine$core$regs$r_src_mac_hi$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18894,17 +18989,16 @@ module nc_engine$core$regs$r_src_mac_hi$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_src_mac_hi$r_ok
+endmodule // nc_engine$core$regs$r_src_mac_hi$r_hit
 
 
-module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_write,writable,value,rdata);
+module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_wnow,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
+    input wire  bus_wnow;
     input wire  [31:0] bus_wdata;
-    input wire  bus_write;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -18917,6 +19011,9 @@ module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_w
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_src_mac_lo$r r(
@@ -18924,12 +19021,19 @@ module nc_engine$core$regs$r_src_mac_lo(clock,bus_addr,bus_waddr,bus_wdata,bus_w
         .q(r$q),
         .clock(r$clock)
     );
+    nc_engine$core$regs$r_src_mac_lo$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
+    );
     
     // Update code
     always @(*) begin
         r$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        if (bus_write && writable && (bus_waddr == address)) begin
+        r_hit$d = bus_wnow && (bus_addr == address);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -18995,6 +19099,25 @@ module nc_engine$core$regs$r_src_mac_lo$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_lo$r$dff
 
 
+module nc_engine$core$regs$r_src_mac_lo$r_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$regs$r_src_mac_lo$r_hit
+
+
 module nc_engine$core$regs$r_t_ok(d,q,clock);
     
     // Module arguments
@@ -19014,15 +19137,14 @@ module nc_engine$core$regs$r_t_ok(d,q,clock);
 endmodule // nc_engine$core$regs$r_t_ok
 
 
-module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19037,9 +19159,9 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_timeout$r r(
@@ -19047,19 +19169,19 @@ module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_waddr,bus_wdata,bus_writ
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_timeout$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_timeout$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19125,7 +19247,7 @@ module nc_engine$core$regs$r_timeout$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_timeout$r$dff
 
 
-module nc_engine$core$regs$r_timeout$r_ok(d,q,clock);
+module nc_engine$core$regs$r_timeout$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19141,18 +19263,17 @@ module nc_engine$core$regs$r_timeout$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_timeout$r_ok
+endmodule // nc_engine$core$regs$r_timeout$r_hit
 
 
-module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19167,9 +19288,9 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group0$r r(
@@ -19177,19 +19298,19 @@ module nc_engine$core$regs$r_tree_group0(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_tree_group0$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_tree_group0$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19255,7 +19376,7 @@ module nc_engine$core$regs$r_tree_group0$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group0$r$dff
 
 
-module nc_engine$core$regs$r_tree_group0$r_ok(d,q,clock);
+module nc_engine$core$regs$r_tree_group0$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19271,18 +19392,17 @@ module nc_engine$core$regs$r_tree_group0$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_tree_group0$r_ok
+endmodule // nc_engine$core$regs$r_tree_group0$r_hit
 
 
-module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19297,9 +19417,9 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group1$r r(
@@ -19307,19 +19427,19 @@ module nc_engine$core$regs$r_tree_group1(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_tree_group1$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_tree_group1$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19385,7 +19505,7 @@ module nc_engine$core$regs$r_tree_group1$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group1$r$dff
 
 
-module nc_engine$core$regs$r_tree_group1$r_ok(d,q,clock);
+module nc_engine$core$regs$r_tree_group1$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19401,18 +19521,17 @@ module nc_engine$core$regs$r_tree_group1$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_tree_group1$r_ok
+endmodule // nc_engine$core$regs$r_tree_group1$r_hit
 
 
-module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19427,9 +19546,9 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group2$r r(
@@ -19437,19 +19556,19 @@ module nc_engine$core$regs$r_tree_group2(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_tree_group2$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_tree_group2$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19515,7 +19634,7 @@ module nc_engine$core$regs$r_tree_group2$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group2$r$dff
 
 
-module nc_engine$core$regs$r_tree_group2$r_ok(d,q,clock);
+module nc_engine$core$regs$r_tree_group2$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19531,18 +19650,17 @@ module nc_engine$core$regs$r_tree_group2$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_tree_group2$r_ok
+endmodule // nc_engine$core$regs$r_tree_group2$r_hit
 
 
-module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19557,9 +19675,9 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_tree_group3$r r(
@@ -19567,19 +19685,19 @@ module nc_engine$core$regs$r_tree_group3(clock,bus_addr,bus_waddr,bus_wdata,bus_
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_tree_group3$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_tree_group3$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19645,7 +19763,7 @@ module nc_engine$core$regs$r_tree_group3$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_tree_group3$r$dff
 
 
-module nc_engine$core$regs$r_tree_group3$r_ok(d,q,clock);
+module nc_engine$core$regs$r_tree_group3$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19661,18 +19779,17 @@ module nc_engine$core$regs$r_tree_group3$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_tree_group3$r_ok
+endmodule // nc_engine$core$regs$r_tree_group3$r_hit
 
 
-module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_trees(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19687,9 +19804,9 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_trees$r r(
@@ -19697,19 +19814,19 @@ module nc_engine$core$regs$r_trees(clock,bus_addr,bus_waddr,bus_wdata,bus_write,
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_trees$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_trees$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19775,7 +19892,7 @@ module nc_engine$core$regs$r_trees$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_trees$r$dff
 
 
-module nc_engine$core$regs$r_trees$r_ok(d,q,clock);
+module nc_engine$core$regs$r_trees$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19791,18 +19908,17 @@ module nc_engine$core$regs$r_trees$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_trees$r_ok
+endmodule // nc_engine$core$regs$r_trees$r_hit
 
 
-module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bus_data,writable,value,rdata);
+module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
     
     // Module arguments
     input wire  clock;
     input wire  [15:0] bus_addr;
-    input wire  [15:0] bus_waddr;
-    input wire  [31:0] bus_wdata;
-    input wire  bus_write;
+    input wire  bus_wnow;
     input wire  [31:0] bus_data;
+    input wire  [31:0] bus_wdata;
     input wire  writable;
     output reg  [31:0] value;
     output reg  [31:0] rdata;
@@ -19817,9 +19933,9 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
     reg  [31:0] r$d;
     wire  [31:0] r$q;
     reg  r$clock;
-    reg  r_ok$d;
-    wire  r_ok$q;
-    reg  r_ok$clock;
+    reg  r_hit$d;
+    wire  r_hit$q;
+    reg  r_hit$clock;
     
     // Sub module instances
     nc_engine$core$regs$r_ttl$r r(
@@ -19827,19 +19943,19 @@ module nc_engine$core$regs$r_ttl(clock,bus_addr,bus_waddr,bus_wdata,bus_write,bu
         .q(r$q),
         .clock(r$clock)
     );
-    nc_engine$core$regs$r_ttl$r_ok r_ok(
-        .d(r_ok$d),
-        .q(r_ok$q),
-        .clock(r_ok$clock)
+    nc_engine$core$regs$r_ttl$r_hit r_hit(
+        .d(r_hit$d),
+        .q(r_hit$q),
+        .clock(r_hit$clock)
     );
     
     // Update code
     always @(*) begin
         r$clock = clock;
-        r_ok$clock = clock;
+        r_hit$clock = clock;
         r$d = r$q;
-        r_ok$d = (bus_data - min) <= span;
-        if (bus_write && writable && (bus_waddr == address) && r_ok$q) begin
+        r_hit$d = bus_wnow && (bus_addr == address) && ((bus_data - min) <= span);
+        if (r_hit$q && writable) begin
             r$d = bus_wdata;
         end
         value = r$q;
@@ -19905,7 +20021,7 @@ module nc_engine$core$regs$r_ttl$r$dff(d,q,clock);
 endmodule // nc_engine$core$regs$r_ttl$r$dff
 
 
-module nc_engine$core$regs$r_ttl$r_ok(d,q,clock);
+module nc_engine$core$regs$r_ttl$r_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19921,7 +20037,7 @@ module nc_engine$core$regs$r_ttl$r_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_ttl$r_ok
+endmodule // nc_engine$core$regs$r_ttl$r_hit
 
 
 module nc_engine$core$regs$r_tw(d,q,clock);
