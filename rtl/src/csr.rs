@@ -419,19 +419,19 @@ block! {
         leader32: ZeroExtend<8, 32>,
         s_disabled: Constant<Bits<STATE_BITS>> = k(state::DISABLED),
         s_joining: Constant<Bits<STATE_BITS>> = k(state::JOINING),
-        /// The bus write, registered: it is applied (to a register, or as the CTRL event) in
-        /// the cycle after the bus cycle, as the core acts on every event one cycle after it
-        /// comes (rtl/README, "The event pipeline").
-        w_write: DFF<Bit>,
-        w_addr: DFF<Bits<16>>,
+        /// The bus write's data, registered: a write is applied (to a register, or as the CTRL
+        /// event) in the cycle after the bus cycle, as the core acts on every event one cycle
+        /// after it comes (rtl/README, "The event pipeline"); whether it is taken is judged in
+        /// the bus cycle and registered beside it (`r_hit` in each register, `r_t_hit`,
+        /// `w_ctrl`).
         w_data: DFF<Bits<32>>,
-        /// The bus's write data inside TIMEOUT's range, judged in the bus cycle (as
-        /// `ConfigReg` judges its own).
-        r_t_ok: DFF<Bit>,
+        /// A bus write to TIMEOUT inside its range, judged in the bus cycle (as `ConfigReg`
+        /// judges its own, `r_hit`).
+        r_t_hit: DFF<Bit>,
         t_min: Constant<Bits<32>> = k(reg(addr::TIMEOUT).min),
         t_span: Constant<Bits<32>> = k(reg(addr::TIMEOUT).max - reg(addr::TIMEOUT).min),
         /// The registered write is to CTRL with a value the core can take (decoded from the
-        /// bus, beside `w_addr`).
+        /// bus, beside `w_data`).
         w_ctrl: DFF<Bit>,
         /// The value of a write `w_ctrl` takes, else 0: its own register beside the core's CTRL
         /// verdict, not `w_data`, whose bits every configuration register loads (a different
@@ -567,10 +567,7 @@ impl Logic for Csr {
         // The same test as the register's (address, writable, range), registered for the core
         // (no path from the core's tick back into it).
         self.r_tw.clock.next = self.clock.val();
-        self.r_tw.d.next = self.w_write.q.val()
-            && self.t_writable.val()
-            && (self.w_addr.q.val() == self.a_timeout.val())
-            && self.r_t_ok.q.val();
+        self.r_tw.d.next = self.r_t_hit.q.val() && self.t_writable.val();
         self.timeout_written.next = self.r_tw.q.val();
         self.cfg.next.timeout = self.r_timeout.value.val();
         self.r_delta.bus_addr.next = self.bus_addr.val();
@@ -836,15 +833,13 @@ impl Logic for Csr {
         self.c_unauthorized.tick_n.next = self.zero13.val();
         self.c_unauthorized.ev.next = self.ev_unauthorized.val();
         self.c_unauthorized.ev_n.next = self.zero13.val();
-        self.w_write.clock.next = self.clock.val();
-        self.w_addr.clock.next = self.clock.val();
         self.w_data.clock.next = self.clock.val();
         self.w_ctrl.clock.next = self.clock.val();
-        self.w_write.d.next = self.bus_write.val();
-        self.w_addr.d.next = self.bus_addr.val();
         self.w_data.d.next = self.bus_wdata.val();
-        self.r_t_ok.clock.next = self.clock.val();
-        self.r_t_ok.d.next = (self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val();
+        self.r_t_hit.clock.next = self.clock.val();
+        self.r_t_hit.d.next = self.bus_write.val()
+            && (self.bus_addr.val() == self.a_timeout.val())
+            && ((self.bus_wdata.val() - self.t_min.val()) <= self.t_span.val());
         self.c_ctrl.next = self.bus_write.val()
             && (self.bus_addr.val() == self.a_ctrl.val())
             && !(self.bus_wdata.val() & self.v_undef.val()).any()

@@ -621,6 +621,10 @@ fn csr_reset_values_and_ranges_come_from_the_register_map() {
         regs::ctrl::ENABLE | regs::ctrl::JOIN
     );
     write(&mut c, regs::addr::DELTA, 7);
+    assert!(
+        !c.uut.timeout_written.val(),
+        "a write to another register (with a value TIMEOUT would take) is not TIMEOUT's"
+    );
     assert_ne!(
         read(&mut c, regs::addr::DELTA),
         7,

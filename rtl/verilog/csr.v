@@ -463,18 +463,12 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
-    reg  w_write$d;
-    wire  w_write$q;
-    reg  w_write$clock;
-    reg  [15:0] w_addr$d;
-    wire  [15:0] w_addr$q;
-    reg  w_addr$clock;
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
-    reg  r_t_ok$d;
-    wire  r_t_ok$q;
-    reg  r_t_ok$clock;
+    reg  r_t_hit$d;
+    wire  r_t_hit$q;
+    reg  r_t_hit$clock;
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
@@ -992,25 +986,15 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
-    csr$w_write w_write(
-        .d(w_write$d),
-        .q(w_write$q),
-        .clock(w_write$clock)
-    );
-    csr$w_addr w_addr(
-        .d(w_addr$d),
-        .q(w_addr$q),
-        .clock(w_addr$clock)
-    );
     csr$w_data w_data(
         .d(w_data$d),
         .q(w_data$q),
         .clock(w_data$clock)
     );
-    csr$r_t_ok r_t_ok(
-        .d(r_t_ok$d),
-        .q(r_t_ok$q),
-        .clock(r_t_ok$clock)
+    csr$r_t_hit r_t_hit(
+        .d(r_t_hit$d),
+        .q(r_t_hit$q),
+        .clock(r_t_hit$clock)
     );
     csr$w_ctrl w_ctrl(
         .d(w_ctrl$d),
@@ -1117,7 +1101,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && r_t_ok$q;
+        r_tw$d = r_t_hit$q && t_writable;
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
@@ -1384,15 +1368,11 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        w_write$clock = clock;
-        w_addr$clock = clock;
         w_data$clock = clock;
         w_ctrl$clock = clock;
-        w_write$d = bus_write;
-        w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        r_t_ok$clock = clock;
-        r_t_ok$d = (bus_wdata - t_min) <= t_span;
+        r_t_hit$clock = clock;
+        r_t_hit$d = bus_write && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
         c_ctrl = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         w_ctrl$d = c_ctrl;
         w_cv$clock = clock;
@@ -10540,7 +10520,7 @@ module csr$r_src_mac_lo$r_hit(d,q,clock);
 endmodule // csr$r_src_mac_lo$r_hit
 
 
-module csr$r_t_ok(d,q,clock);
+module csr$r_t_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -10556,7 +10536,7 @@ module csr$r_t_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // csr$r_t_ok
+endmodule // csr$r_t_hit
 
 
 module csr$r_timeout(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
@@ -11500,25 +11480,6 @@ module csr$r_window(d,q,clock);
 endmodule // csr$r_window
 
 
-module csr$w_addr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$w_addr
-
-
 module csr$w_ctrl(d,q,clock);
     
     // Module arguments
@@ -11574,22 +11535,3 @@ module csr$w_data(d,q,clock);
     end
           
 endmodule // csr$w_data
-
-
-module csr$w_write(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$w_write

@@ -9041,18 +9041,12 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
-    reg  w_write$d;
-    wire  w_write$q;
-    reg  w_write$clock;
-    reg  [15:0] w_addr$d;
-    wire  [15:0] w_addr$q;
-    reg  w_addr$clock;
     reg  [31:0] w_data$d;
     wire  [31:0] w_data$q;
     reg  w_data$clock;
-    reg  r_t_ok$d;
-    wire  r_t_ok$q;
-    reg  r_t_ok$clock;
+    reg  r_t_hit$d;
+    wire  r_t_hit$q;
+    reg  r_t_hit$clock;
     reg  w_ctrl$d;
     wire  w_ctrl$q;
     reg  w_ctrl$clock;
@@ -9570,25 +9564,15 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .narrow(leader32$narrow),
         .wide(leader32$wide)
     );
-    nc_engine$core$regs$w_write w_write(
-        .d(w_write$d),
-        .q(w_write$q),
-        .clock(w_write$clock)
-    );
-    nc_engine$core$regs$w_addr w_addr(
-        .d(w_addr$d),
-        .q(w_addr$q),
-        .clock(w_addr$clock)
-    );
     nc_engine$core$regs$w_data w_data(
         .d(w_data$d),
         .q(w_data$q),
         .clock(w_data$clock)
     );
-    nc_engine$core$regs$r_t_ok r_t_ok(
-        .d(r_t_ok$d),
-        .q(r_t_ok$q),
-        .clock(r_t_ok$clock)
+    nc_engine$core$regs$r_t_hit r_t_hit(
+        .d(r_t_hit$d),
+        .q(r_t_hit$q),
+        .clock(r_t_hit$clock)
     );
     nc_engine$core$regs$w_ctrl w_ctrl(
         .d(w_ctrl$d),
@@ -9695,7 +9679,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         t_writable = (state == s_disabled) || ((state == s_joining) && ~tick_net_fault);
         r_timeout$writable = t_writable;
         r_tw$clock = clock;
-        r_tw$d = w_write$q && t_writable && (w_addr$q == a_timeout) && r_t_ok$q;
+        r_tw$d = r_t_hit$q && t_writable;
         timeout_written = r_tw$q;
         cfg[(32'ha0)+:(32)] = r_timeout$value;
         r_delta$bus_addr = bus_addr;
@@ -9962,15 +9946,11 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        w_write$clock = clock;
-        w_addr$clock = clock;
         w_data$clock = clock;
         w_ctrl$clock = clock;
-        w_write$d = bus_write;
-        w_addr$d = bus_addr;
         w_data$d = bus_wdata;
-        r_t_ok$clock = clock;
-        r_t_ok$d = (bus_wdata - t_min) <= t_span;
+        r_t_hit$clock = clock;
+        r_t_hit$d = bus_write && (bus_addr == a_timeout) && ((bus_wdata - t_min) <= t_span);
         c_ctrl = bus_write && (bus_addr == a_ctrl) && ~|(bus_wdata & v_undef) && (~|(bus_wdata & v_join) || |(bus_wdata & v_enable));
         w_ctrl$d = c_ctrl;
         w_cv$clock = clock;
@@ -19118,7 +19098,7 @@ module nc_engine$core$regs$r_src_mac_lo$r_hit(d,q,clock);
 endmodule // nc_engine$core$regs$r_src_mac_lo$r_hit
 
 
-module nc_engine$core$regs$r_t_ok(d,q,clock);
+module nc_engine$core$regs$r_t_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19134,7 +19114,7 @@ module nc_engine$core$regs$r_t_ok(d,q,clock);
        q <= d;
     end
           
-endmodule // nc_engine$core$regs$r_t_ok
+endmodule // nc_engine$core$regs$r_t_hit
 
 
 module nc_engine$core$regs$r_timeout(clock,bus_addr,bus_wnow,bus_data,bus_wdata,writable,value,rdata);
@@ -20078,25 +20058,6 @@ module nc_engine$core$regs$r_window(d,q,clock);
 endmodule // nc_engine$core$regs$r_window
 
 
-module nc_engine$core$regs$w_addr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$w_addr
-
-
 module nc_engine$core$regs$w_ctrl(d,q,clock);
     
     // Module arguments
@@ -20152,25 +20113,6 @@ module nc_engine$core$regs$w_data(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$w_data
-
-
-module nc_engine$core$regs$w_write(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$w_write
 
 
 module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
