@@ -628,13 +628,30 @@ block! {
         z_nd_b: Signal<Local, Bits<32>>,
         u_jgo: DFF<Bit>,
         /// The copy's instance against each pair `r_lins1` / `r_lins2` can hold when it is acted
-        /// on: unchanged (`ij_a`), after a batch send (`ij_v`), placed before the copy acted on
-        /// now (`ij_p`), or delivered by it (`ij_d`); `u_li_*` picks. A mode change needs no
-        /// candidate: it leaves the node Disabled, Armed or Joining before its first delivery,
-        /// where the instance is not compared (or it was Disabled, with the registers at 1 / 2
-        /// already, and START makes it the leader). And the instance's own tests: 0, the last.
-        ij_a: InstJudge,
-        ij_v: InstJudge,
+        /// on: unchanged (`h_eq1` / `h_eq2`), after a batch send (`h_eq2` / `h_eq3`), placed
+        /// before the copy acted on now (`ij_p`), or delivered by it (`ij_d`); `u_li_*` picks. A
+        /// mode change needs no candidate: it leaves the node Disabled, Armed or Joining before
+        /// its first delivery, where the instance is not compared (or it was Disabled, with the
+        /// registers at 1 / 2 already, and START makes it the leader). And the instance's own
+        /// tests: 0, the last.
+        /// `h_eq*` is the copy's instance against this cycle's `e_lins1` / `2` / `3`: compared
+        /// with every register those picks read (`c_*`), and the one-bit results picked. (The
+        /// 64-bit pick in front of two equality trees, `ij_a` / `ij_v` until 2026-12-07, led
+        /// `nc_core`'s longest paths: `u_ep_zero` → `e_lins1` → `ij_a`.)
+        h_eq1: DFF<Bit>,
+        h_eq2: DFF<Bit>,
+        h_eq3: DFF<Bit>,
+        c_inst: Signal<Local, Bit>,
+        c_p1: Signal<Local, Bit>,
+        c_p2: Signal<Local, Bit>,
+        c_p3: Signal<Local, Bit>,
+        c_l1: Signal<Local, Bit>,
+        c_l2: Signal<Local, Bit>,
+        c_l3: Signal<Local, Bit>,
+        c_l4: Signal<Local, Bit>,
+        c_k1: Signal<Local, Bit>,
+        c_k2: Signal<Local, Bit>,
+        c_k3: Signal<Local, Bit>,
         ij_p: InstJudge,
         ij_d: InstJudge,
         u_li_v: DFF<Bit>,
@@ -869,6 +886,9 @@ impl Logic for LowiCore {
             u_li_v,
             u_li_p,
             u_li_d,
+            h_eq1,
+            h_eq2,
+            h_eq3,
             g_i_zero,
             g_i_max,
             g_oversize,
@@ -1347,11 +1367,11 @@ impl Logic for LowiCore {
             self.m_eq1.next = self.ij_p.eq_a.val();
             self.m_eq2.next = self.ij_p.eq_b.val();
         } else if self.u_li_v.q.val() {
-            self.m_eq1.next = self.ij_v.eq_a.val();
-            self.m_eq2.next = self.ij_v.eq_b.val();
+            self.m_eq1.next = self.h_eq2.q.val();
+            self.m_eq2.next = self.h_eq3.q.val();
         } else {
-            self.m_eq1.next = self.ij_a.eq_a.val();
-            self.m_eq2.next = self.ij_a.eq_b.val();
+            self.m_eq1.next = self.h_eq1.q.val();
+            self.m_eq2.next = self.h_eq2.q.val();
         }
         // Both outcomes of this cycle's send are judged (`_v`: it decided a batch), and the
         // tick's `t_value` picks last, in front of the fault and the FIFO's clear (the faults
@@ -1927,14 +1947,40 @@ impl Logic for LowiCore {
         self.u_li_p.d.next =
             self.r_start_ok.val() || (self.j_placed.val() && !self.r_value_kind.val());
         self.u_li_v.d.next = self.t_value.val();
-        self.ij_a.clock.next = self.clock.val();
-        self.ij_a.x.next = self.rx_instance.val();
-        self.ij_a.a.next = self.e_lins1.val();
-        self.ij_a.b.next = self.e_lins2.val();
-        self.ij_v.clock.next = self.clock.val();
-        self.ij_v.x.next = self.rx_instance.val();
-        self.ij_v.a.next = self.e_lins2.val();
-        self.ij_v.b.next = self.e_lins3.val();
+        // `rx_instance` against every register `e_lins1` / `2` / `3` are picked from, then the
+        // same pick (in the same order) of the one-bit results.
+        self.c_inst.next = self.rx_instance.val() == self.w_inst.q.val();
+        self.c_p1.next = self.rx_instance.val() == self.w_p1.q.val();
+        self.c_p2.next = self.rx_instance.val() == self.w_p2.q.val();
+        self.c_p3.next = self.rx_instance.val() == self.w_p3.q.val();
+        self.c_l1.next = self.rx_instance.val() == self.r_lins1.q.val();
+        self.c_l2.next = self.rx_instance.val() == self.r_lins2.q.val();
+        self.c_l3.next = self.rx_instance.val() == self.r_lins3.q.val();
+        self.c_l4.next = self.rx_instance.val() == self.w_l4.q.val();
+        self.c_k1.next = self.rx_instance.val() == self.k1_64.val();
+        self.c_k2.next = self.rx_instance.val() == self.k2_64.val();
+        self.c_k3.next = self.rx_instance.val() == self.k3_64.val();
+        if self.u_li_d.q.val() {
+            self.h_eq1.d.next = self.c_p1.val();
+            self.h_eq2.d.next = self.c_p2.val();
+            self.h_eq3.d.next = self.c_p3.val();
+        } else if self.u_li_p.q.val() {
+            self.h_eq1.d.next = self.c_inst.val();
+            self.h_eq2.d.next = self.c_p1.val();
+            self.h_eq3.d.next = self.c_p2.val();
+        } else if self.u_ep_zero.q.val() {
+            self.h_eq1.d.next = self.c_k1.val();
+            self.h_eq2.d.next = self.c_k2.val();
+            self.h_eq3.d.next = self.c_k3.val();
+        } else if self.u_li_v.q.val() {
+            self.h_eq1.d.next = self.c_l2.val();
+            self.h_eq2.d.next = self.c_l3.val();
+            self.h_eq3.d.next = self.c_l4.val();
+        } else {
+            self.h_eq1.d.next = self.c_l1.val();
+            self.h_eq2.d.next = self.c_l2.val();
+            self.h_eq3.d.next = self.c_l3.val();
+        }
         self.ij_p.clock.next = self.clock.val();
         self.ij_p.x.next = self.rx_instance.val();
         self.ij_p.a.next = self.i_rx_instance.q.val();

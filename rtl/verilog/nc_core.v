@@ -1331,18 +1331,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  u_jgo$d;
     wire  u_jgo$q;
     reg  u_jgo$clock;
-    reg  ij_a$clock;
-    reg  [63:0] ij_a$x;
-    reg  [63:0] ij_a$a;
-    reg  [63:0] ij_a$b;
-    wire  ij_a$eq_a;
-    wire  ij_a$eq_b;
-    reg  ij_v$clock;
-    reg  [63:0] ij_v$x;
-    reg  [63:0] ij_v$a;
-    reg  [63:0] ij_v$b;
-    wire  ij_v$eq_a;
-    wire  ij_v$eq_b;
+    reg  h_eq1$d;
+    wire  h_eq1$q;
+    reg  h_eq1$clock;
+    reg  h_eq2$d;
+    wire  h_eq2$q;
+    reg  h_eq2$clock;
+    reg  h_eq3$d;
+    wire  h_eq3$q;
+    reg  h_eq3$clock;
     reg  ij_p$clock;
     reg  [63:0] ij_p$x;
     reg  [63:0] ij_p$a;
@@ -1489,6 +1486,17 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] z_d1;
     reg  [31:0] z_nd_a;
     reg  [31:0] z_nd_b;
+    reg  c_inst;
+    reg  c_p1;
+    reg  c_p2;
+    reg  c_p3;
+    reg  c_l1;
+    reg  c_l2;
+    reg  c_l3;
+    reg  c_l4;
+    reg  c_k1;
+    reg  c_k2;
+    reg  c_k3;
     reg  j_skipped;
     reg  j_placed;
     reg  j_act_rx;
@@ -1907,21 +1915,20 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(u_jgo$q),
         .clock(u_jgo$clock)
     );
-    nc_core$core$ij_a ij_a(
-        .clock(ij_a$clock),
-        .x(ij_a$x),
-        .a(ij_a$a),
-        .b(ij_a$b),
-        .eq_a(ij_a$eq_a),
-        .eq_b(ij_a$eq_b)
+    nc_core$core$h_eq1 h_eq1(
+        .d(h_eq1$d),
+        .q(h_eq1$q),
+        .clock(h_eq1$clock)
     );
-    nc_core$core$ij_v ij_v(
-        .clock(ij_v$clock),
-        .x(ij_v$x),
-        .a(ij_v$a),
-        .b(ij_v$b),
-        .eq_a(ij_v$eq_a),
-        .eq_b(ij_v$eq_b)
+    nc_core$core$h_eq2 h_eq2(
+        .d(h_eq2$d),
+        .q(h_eq2$q),
+        .clock(h_eq2$clock)
+    );
+    nc_core$core$h_eq3 h_eq3(
+        .d(h_eq3$d),
+        .q(h_eq3$q),
+        .clock(h_eq3$clock)
     );
     nc_core$core$ij_p ij_p(
         .clock(ij_p$clock),
@@ -2038,6 +2045,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_li_v$clock = clock;
         u_li_p$clock = clock;
         u_li_d$clock = clock;
+        h_eq1$clock = clock;
+        h_eq2$clock = clock;
+        h_eq3$clock = clock;
         g_i_zero$clock = clock;
         g_i_max$clock = clock;
         g_oversize$clock = clock;
@@ -2111,6 +2121,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_li_v$d = u_li_v$q;
         u_li_p$d = u_li_p$q;
         u_li_d$d = u_li_d$q;
+        h_eq1$d = h_eq1$q;
+        h_eq2$d = h_eq2$q;
+        h_eq3$d = h_eq3$q;
         g_i_zero$d = g_i_zero$q;
         g_i_max$d = g_i_max$q;
         g_oversize$d = g_oversize$q;
@@ -2437,12 +2450,12 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             m_eq2 = ij_p$eq_b;
         end
         else if (u_li_v$q) begin
-            m_eq1 = ij_v$eq_a;
-            m_eq2 = ij_v$eq_b;
+            m_eq1 = h_eq2$q;
+            m_eq2 = h_eq3$q;
         end
         else begin
-            m_eq1 = ij_a$eq_a;
-            m_eq2 = ij_a$eq_b;
+            m_eq1 = h_eq1$q;
+            m_eq2 = h_eq2$q;
         end
         m_ok_v = m_eq2;
         m_ok_n = m_eq1;
@@ -2911,14 +2924,42 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         u_li_d$d = rx_deliver;
         u_li_p$d = r_start_ok || (j_placed && ~r_value_kind);
         u_li_v$d = t_value;
-        ij_a$clock = clock;
-        ij_a$x = rx_instance;
-        ij_a$a = e_lins1;
-        ij_a$b = e_lins2;
-        ij_v$clock = clock;
-        ij_v$x = rx_instance;
-        ij_v$a = e_lins2;
-        ij_v$b = e_lins3;
+        c_inst = rx_instance == w_inst$q;
+        c_p1 = rx_instance == w_p1$q;
+        c_p2 = rx_instance == w_p2$q;
+        c_p3 = rx_instance == w_p3$q;
+        c_l1 = rx_instance == r_lins1$q;
+        c_l2 = rx_instance == r_lins2$q;
+        c_l3 = rx_instance == r_lins3$q;
+        c_l4 = rx_instance == w_l4$q;
+        c_k1 = rx_instance == k1_64;
+        c_k2 = rx_instance == k2_64;
+        c_k3 = rx_instance == k3_64;
+        if (u_li_d$q) begin
+            h_eq1$d = c_p1;
+            h_eq2$d = c_p2;
+            h_eq3$d = c_p3;
+        end
+        else if (u_li_p$q) begin
+            h_eq1$d = c_inst;
+            h_eq2$d = c_p1;
+            h_eq3$d = c_p2;
+        end
+        else if (u_ep_zero$q) begin
+            h_eq1$d = c_k1;
+            h_eq2$d = c_k2;
+            h_eq3$d = c_k3;
+        end
+        else if (u_li_v$q) begin
+            h_eq1$d = c_l2;
+            h_eq2$d = c_l3;
+            h_eq3$d = c_l4;
+        end
+        else begin
+            h_eq1$d = c_l1;
+            h_eq2$d = c_l2;
+            h_eq3$d = c_l3;
+        end
         ij_p$clock = clock;
         ij_p$x = rx_instance;
         ij_p$a = i_rx_instance$q;
@@ -3693,6 +3734,63 @@ module nc_core$core$g_same_a(d,q,clock);
 endmodule // nc_core$core$g_same_a
 
 
+module nc_core$core$h_eq1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$h_eq1
+
+
+module nc_core$core$h_eq2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$h_eq2
+
+
+module nc_core$core$h_eq3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$h_eq3
+
+
 module nc_core$core$i_cl_class(d,q,clock);
     
     // Module arguments
@@ -3921,89 +4019,6 @@ module nc_core$core$i_rx_valid(d,q,clock);
 endmodule // nc_core$core$i_rx_valid
 
 
-module nc_core$core$ij_a(clock,x,a,b,eq_a,eq_b);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [63:0] x;
-    input wire  [63:0] a;
-    input wire  [63:0] b;
-    output reg  eq_a;
-    output reg  eq_b;
-    
-    // Stub signals
-    reg  q_a$d;
-    wire  q_a$q;
-    reg  q_a$clock;
-    reg  q_b$d;
-    wire  q_b$q;
-    reg  q_b$clock;
-    
-    // Sub module instances
-    nc_core$core$ij_a$q_a q_a(
-        .d(q_a$d),
-        .q(q_a$q),
-        .clock(q_a$clock)
-    );
-    nc_core$core$ij_a$q_b q_b(
-        .d(q_b$d),
-        .q(q_b$q),
-        .clock(q_b$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        q_a$clock = clock;
-        q_b$clock = clock;
-        q_a$d = q_a$q;
-        q_b$d = q_b$q;
-        q_a$d = x == a;
-        q_b$d = x == b;
-        eq_a = q_a$q;
-        eq_b = q_b$q;
-    end
-    
-endmodule // nc_core$core$ij_a
-
-
-module nc_core$core$ij_a$q_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$ij_a$q_a
-
-
-module nc_core$core$ij_a$q_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$ij_a$q_b
-
-
 module nc_core$core$ij_d(clock,x,a,b,eq_a,eq_b);
     
     // Module arguments
@@ -4168,89 +4183,6 @@ module nc_core$core$ij_p$q_b(d,q,clock);
     end
           
 endmodule // nc_core$core$ij_p$q_b
-
-
-module nc_core$core$ij_v(clock,x,a,b,eq_a,eq_b);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [63:0] x;
-    input wire  [63:0] a;
-    input wire  [63:0] b;
-    output reg  eq_a;
-    output reg  eq_b;
-    
-    // Stub signals
-    reg  q_a$d;
-    wire  q_a$q;
-    reg  q_a$clock;
-    reg  q_b$d;
-    wire  q_b$q;
-    reg  q_b$clock;
-    
-    // Sub module instances
-    nc_core$core$ij_v$q_a q_a(
-        .d(q_a$d),
-        .q(q_a$q),
-        .clock(q_a$clock)
-    );
-    nc_core$core$ij_v$q_b q_b(
-        .d(q_b$d),
-        .q(q_b$q),
-        .clock(q_b$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        q_a$clock = clock;
-        q_b$clock = clock;
-        q_a$d = q_a$q;
-        q_b$d = q_b$q;
-        q_a$d = x == a;
-        q_b$d = x == b;
-        eq_a = q_a$q;
-        eq_b = q_b$q;
-    end
-    
-endmodule // nc_core$core$ij_v
-
-
-module nc_core$core$ij_v$q_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$ij_v$q_a
-
-
-module nc_core$core$ij_v$q_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$core$ij_v$q_b
 
 
 module nc_core$core$r_act_rx(d,q,clock);
