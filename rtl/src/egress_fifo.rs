@@ -316,7 +316,9 @@ impl<const A: usize, const P: usize> Logic for EgressFifo<A, P> {
         self.c1w.next = self.zx_c.wide.val() + self.k1_15.val();
         self.zx_b.narrow.next = self.bmax.val();
         self.s_bd.next = self.zx_d.wide.val() + self.zx_b.wide.val();
-        self.s_bbd.next = self.s_bd.val() + self.zx_b.wide.val();
+        // `depth + 2 bmax` beside `depth + bmax`, not after it (two carry chains in series,
+        // then the comparison, were `nc_core`'s longest path until 2026-12-07).
+        self.s_bbd.next = self.zx_d.wide.val() + (self.zx_b.wide.val() << self.k1_15.val());
         self.d_nz.next = self.depth.val().any();
         self.d_gt1.next = self.depth.val() > self.k1_13.val();
         self.bd_nz.next = self.s_bd.val().any();

@@ -7645,7 +7645,7 @@ module nc_engine$core$fifo(clock,push,push_client,push_seq,push_len,push_payload
         c1w = zx_c$wide + k1_15;
         zx_b$narrow = bmax;
         s_bd = zx_d$wide + zx_b$wide;
-        s_bbd = s_bd + zx_b$wide;
+        s_bbd = zx_d$wide + (zx_b$wide << k1_15);
         d_nz = |depth;
         d_gt1 = depth > k1_13;
         bd_nz = |s_bd;
