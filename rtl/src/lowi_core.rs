@@ -430,6 +430,10 @@ block! {
         r_nl_me: DFF<Bit>,
         r_send_seq: DFF<Bits<32>>,
         r_loop: DFF<Bits<32>>,
+        /// `r_loop + 1` (wrapping: 0 while `r_loop` is saturated), kept beside it: the
+        /// comparisons below take it from a register, not behind a 32-bit increment (two carry
+        /// chains in series, `r_loop` → `r_mg`, until 2026-12-07).
+        r_loop1: DFFWithInit<Bits<32>> = DFFWithInit::new(Bits::<32>::from(1u64)),
         /// `r_loop >= loop_period`, and `r_loop >= min_gap` with early sends on (`min_gap` ≠ 0),
         /// kept beside it.
         r_lp: DFF<Bit>,
@@ -857,6 +861,7 @@ impl Logic for LowiCore {
             r_nl_me,
             r_send_seq,
             r_loop,
+            r_loop1,
             r_lp,
             r_mg,
             r_since_rx,
@@ -1662,15 +1667,21 @@ impl Logic for LowiCore {
         } else {
             self.r_ge.d.next = self.s_max.val() || (self.s_inc.val() >= self.timeout.val());
         }
-        self.l_raw.next = self.r_loop.q.val() + self.k1_32.val();
+        self.l_raw.next = self.r_loop1.q.val();
         self.l_max.next = self.r_loop.q.val() == self.k_max_32.val();
         if self.l_max.val() {
             self.l_inc.next = self.r_loop.q.val();
         } else {
             self.l_inc.next = self.l_raw.val();
         }
+        if self.l_max.val() {
+            self.r_loop1.d.next = self.r_loop1.q.val();
+        } else {
+            self.r_loop1.d.next = self.r_loop1.q.val() + self.k1_32.val();
+        }
         if self.t_send.val() || self.c_start.val() {
             self.r_loop.d.next = self.k1_32.val();
+            self.r_loop1.d.next = self.k2_32.val();
             self.r_lp.d.next = self.loop_period.val() <= self.k1_32.val();
             self.r_mg.d.next = self.min_gap.val().any() && (self.min_gap.val() <= self.k1_32.val());
         } else {

@@ -269,6 +269,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [31:0] r_loop$d;
     wire  [31:0] r_loop$q;
     reg  r_loop$clock;
+    reg  [31:0] r_loop1$d;
+    wire  [31:0] r_loop1$q;
+    reg  r_loop1$clock;
     reg  r_lp$d;
     wire  r_lp$q;
     reg  r_lp$clock;
@@ -777,6 +780,11 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(r_loop$q),
         .clock(r_loop$clock)
     );
+    lowi_core$r_loop1 r_loop1(
+        .d(r_loop1$d),
+        .q(r_loop1$q),
+        .clock(r_loop1$clock)
+    );
     lowi_core$r_lp r_lp(
         .d(r_lp$d),
         .q(r_lp$q),
@@ -1088,6 +1096,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
         r_loop$clock = clock;
+        r_loop1$clock = clock;
         r_lp$clock = clock;
         r_mg$clock = clock;
         r_since_rx$clock = clock;
@@ -1164,6 +1173,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
         r_loop$d = r_loop$q;
+        r_loop1$d = r_loop1$q;
         r_lp$d = r_lp$q;
         r_mg$d = r_mg$q;
         r_since_rx$d = r_since_rx$q;
@@ -1731,7 +1741,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             r_ge$d = s_max || (s_inc >= timeout);
         end
-        l_raw = r_loop$q + k1_32;
+        l_raw = r_loop1$q;
         l_max = r_loop$q == k_max_32;
         if (l_max) begin
             l_inc = r_loop$q;
@@ -1739,8 +1749,15 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         else begin
             l_inc = l_raw;
         end
+        if (l_max) begin
+            r_loop1$d = r_loop1$q;
+        end
+        else begin
+            r_loop1$d = r_loop1$q + k1_32;
+        end
         if (t_send || c_start) begin
             r_loop$d = k1_32;
+            r_loop1$d = k2_32;
             r_lp$d = loop_period <= k1_32;
             r_mg$d = |min_gap && (min_gap <= k1_32);
         end
@@ -3827,6 +3844,57 @@ module lowi_core$r_loop(d,q,clock);
     end
           
 endmodule // lowi_core$r_loop
+
+
+module lowi_core$r_loop1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h1;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    lowi_core$r_loop1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // lowi_core$r_loop1
+
+
+module lowi_core$r_loop1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$r_loop1$dff
 
 
 module lowi_core$r_lp(d,q,clock);

@@ -1197,6 +1197,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [31:0] r_loop$d;
     wire  [31:0] r_loop$q;
     reg  r_loop$clock;
+    reg  [31:0] r_loop1$d;
+    wire  [31:0] r_loop1$q;
+    reg  r_loop1$clock;
     reg  r_lp$d;
     wire  r_lp$q;
     reg  r_lp$clock;
@@ -1705,6 +1708,11 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .q(r_loop$q),
         .clock(r_loop$clock)
     );
+    nc_core$core$r_loop1 r_loop1(
+        .d(r_loop1$d),
+        .q(r_loop1$q),
+        .clock(r_loop1$clock)
+    );
     nc_core$core$r_lp r_lp(
         .d(r_lp$d),
         .q(r_lp$q),
@@ -2016,6 +2024,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_nl_me$clock = clock;
         r_send_seq$clock = clock;
         r_loop$clock = clock;
+        r_loop1$clock = clock;
         r_lp$clock = clock;
         r_mg$clock = clock;
         r_since_rx$clock = clock;
@@ -2092,6 +2101,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         r_nl_me$d = r_nl_me$q;
         r_send_seq$d = r_send_seq$q;
         r_loop$d = r_loop$q;
+        r_loop1$d = r_loop1$q;
         r_lp$d = r_lp$q;
         r_mg$d = r_mg$q;
         r_since_rx$d = r_since_rx$q;
@@ -2659,7 +2669,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             r_ge$d = s_max || (s_inc >= timeout);
         end
-        l_raw = r_loop$q + k1_32;
+        l_raw = r_loop1$q;
         l_max = r_loop$q == k_max_32;
         if (l_max) begin
             l_inc = r_loop$q;
@@ -2667,8 +2677,15 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             l_inc = l_raw;
         end
+        if (l_max) begin
+            r_loop1$d = r_loop1$q;
+        end
+        else begin
+            r_loop1$d = r_loop1$q + k1_32;
+        end
         if (t_send || c_start) begin
             r_loop$d = k1_32;
+            r_loop1$d = k2_32;
             r_lp$d = loop_period <= k1_32;
             r_mg$d = |min_gap && (min_gap <= k1_32);
         end
@@ -4755,6 +4772,57 @@ module nc_core$core$r_loop(d,q,clock);
     end
           
 endmodule // nc_core$core$r_loop
+
+
+module nc_core$core$r_loop1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Constant declarations
+    localparam  init = 32'h1;
+    
+    // Stub signals
+    reg  [31:0] dff$d;
+    wire  [31:0] dff$q;
+    reg  dff$clock;
+    
+    // Sub module instances
+    nc_core$core$r_loop1$dff dff(
+        .d(dff$d),
+        .q(dff$q),
+        .clock(dff$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        dff$clock = clock;
+        q = dff$q ^ init;
+        dff$d = d ^ init;
+    end
+    
+endmodule // nc_core$core$r_loop1
+
+
+module nc_core$core$r_loop1$dff(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_core$core$r_loop1$dff
 
 
 module nc_core$core$r_lp(d,q,clock);

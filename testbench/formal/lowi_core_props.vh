@@ -104,6 +104,8 @@ always @(*) begin
     // auxiliary invariants
     if (f_had_send)
         assert(r_loop$q == f_since);
+    // r_loop + 1 kept beside it (wrapping)
+    assert(r_loop1$q == r_loop$q + 32'd1);
     // the loop comparisons kept beside r_loop (recomputed every cycle)
     if (f_past) begin
         assert(r_lp$q == (r_loop$q >= loop_period));
