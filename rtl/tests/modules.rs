@@ -879,3 +879,40 @@ fn out_fifo_offers_a_beat_in_the_cycle_it_came_and_runs_stay_back_to_back() {
         );
     }
 }
+
+// ---------------------------------------------------------------- lowi_core's SumEq
+
+/// `SumEq` (`x == i + k` without an adder) against the wrapping sum: `x` equal to the sum, one
+/// bit away from it (each bit, so every carry position is tested), and random, with `i` at the
+/// carry chain's edges (runs of ones of every length, all ones, the top bit) and random.
+#[test]
+fn sum_eq_is_x_equal_to_i_plus_k_on_every_carry_length() {
+    use rtl::lowi_core::SumEq;
+    use rust_hdl::prelude::Block;
+    for k in [1u64, 2, 3, 0xFFFF_FFFF_FFFF_FFFF] {
+        let mut b = SumEq::new(k);
+        b.connect_all();
+        let mut r = Rng::new(k);
+        let mut is = vec![0u64, u64::MAX, 1 << 63, u64::MAX >> 1];
+        is.extend((0..64).map(|n| (1u64 << n) - 1));
+        is.extend((0..64).map(|n| u64::MAX << n));
+        is.extend((0..64).map(|_| r.next_u64()));
+        let (mut yes, mut no) = (0, 0);
+        for &i in &is {
+            let sum = i.wrapping_add(k);
+            let mut xs = vec![sum, r.next_u64(), i];
+            xs.extend((0..64).map(|n| sum ^ (1 << n)));
+            for x in xs {
+                b.x.next = bits(x);
+                b.i.next = bits(i);
+                rtl::sim::settle(&mut b);
+                assert_eq!(b.eq.val(), x == sum, "k {k:#x}: i {i:#x}, x {x:#x}");
+                if x == sum { yes += 1 } else { no += 1 }
+            }
+        }
+        assert!(
+            yes >= is.len() && no > 60 * is.len(),
+            "k {k:#x}: {yes} equal, {no} not"
+        );
+    }
+}

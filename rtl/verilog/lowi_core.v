@@ -415,18 +415,21 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  h_eq3$d;
     wire  h_eq3$q;
     reg  h_eq3$clock;
-    reg  ij_p$clock;
-    reg  [63:0] ij_p$x;
-    reg  [63:0] ij_p$a;
-    reg  [63:0] ij_p$b;
-    wire  ij_p$eq_a;
-    wire  ij_p$eq_b;
-    reg  ij_d$clock;
-    reg  [63:0] ij_d$x;
-    reg  [63:0] ij_d$a;
-    reg  [63:0] ij_d$b;
-    wire  ij_d$eq_a;
-    wire  ij_d$eq_b;
+    reg  h_p0$d;
+    wire  h_p0$q;
+    reg  h_p0$clock;
+    reg  h_p1$d;
+    wire  h_p1$q;
+    reg  h_p1$clock;
+    reg  h_p2$d;
+    wire  h_p2$q;
+    reg  h_p2$clock;
+    reg  [63:0] n_p1$x;
+    reg  [63:0] n_p1$i;
+    wire  n_p1$eq;
+    reg  [63:0] n_p2$x;
+    reg  [63:0] n_p2$i;
+    wire  n_p2$eq;
     reg  u_li_v$d;
     wire  u_li_v$q;
     reg  u_li_v$clock;
@@ -1010,21 +1013,30 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .q(h_eq3$q),
         .clock(h_eq3$clock)
     );
-    lowi_core$ij_p ij_p(
-        .clock(ij_p$clock),
-        .x(ij_p$x),
-        .a(ij_p$a),
-        .b(ij_p$b),
-        .eq_a(ij_p$eq_a),
-        .eq_b(ij_p$eq_b)
+    lowi_core$h_p0 h_p0(
+        .d(h_p0$d),
+        .q(h_p0$q),
+        .clock(h_p0$clock)
     );
-    lowi_core$ij_d ij_d(
-        .clock(ij_d$clock),
-        .x(ij_d$x),
-        .a(ij_d$a),
-        .b(ij_d$b),
-        .eq_a(ij_d$eq_a),
-        .eq_b(ij_d$eq_b)
+    lowi_core$h_p1 h_p1(
+        .d(h_p1$d),
+        .q(h_p1$q),
+        .clock(h_p1$clock)
+    );
+    lowi_core$h_p2 h_p2(
+        .d(h_p2$d),
+        .q(h_p2$q),
+        .clock(h_p2$clock)
+    );
+    lowi_core$n_p1 n_p1(
+        .x(n_p1$x),
+        .i(n_p1$i),
+        .eq(n_p1$eq)
+    );
+    lowi_core$n_p2 n_p2(
+        .x(n_p2$x),
+        .i(n_p2$i),
+        .eq(n_p2$eq)
     );
     lowi_core$u_li_v u_li_v(
         .d(u_li_v$d),
@@ -1129,6 +1141,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         h_eq1$clock = clock;
         h_eq2$clock = clock;
         h_eq3$clock = clock;
+        h_p0$clock = clock;
+        h_p1$clock = clock;
+        h_p2$clock = clock;
         g_i_zero$clock = clock;
         g_i_max$clock = clock;
         g_oversize$clock = clock;
@@ -1206,6 +1221,9 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         h_eq1$d = h_eq1$q;
         h_eq2$d = h_eq2$q;
         h_eq3$d = h_eq3$q;
+        h_p0$d = h_p0$q;
+        h_p1$d = h_p1$q;
+        h_p2$d = h_p2$q;
         g_i_zero$d = g_i_zero$q;
         g_i_max$d = g_i_max$q;
         g_oversize$d = g_oversize$q;
@@ -1524,12 +1542,12 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         y_bad_start = r_arm$q && r_start_kind && (g_i_zero$q || g_i_max$q);
         r_bad_start = r_complete && y_bad_start;
         if (u_li_d$q) begin
-            m_eq1 = ij_d$eq_a;
-            m_eq2 = ij_d$eq_b;
+            m_eq1 = h_p1$q;
+            m_eq2 = h_p2$q;
         end
         else if (u_li_p$q) begin
-            m_eq1 = ij_p$eq_a;
-            m_eq2 = ij_p$eq_b;
+            m_eq1 = h_p0$q;
+            m_eq2 = h_p1$q;
         end
         else if (u_li_v$q) begin
             m_eq1 = h_eq2$q;
@@ -2049,14 +2067,13 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             h_eq2$d = c_l2;
             h_eq3$d = c_l3;
         end
-        ij_p$clock = clock;
-        ij_p$x = rx_instance;
-        ij_p$a = i_rx_instance$q;
-        ij_p$b = l2_rx1;
-        ij_d$clock = clock;
-        ij_d$x = rx_instance;
-        ij_d$a = l2_rx1;
-        ij_d$b = l2_rx2;
+        h_p0$d = rx_instance == i_rx_instance$q;
+        n_p1$x = rx_instance;
+        n_p1$i = i_rx_instance$q;
+        h_p1$d = n_p1$eq;
+        n_p2$x = rx_instance;
+        n_p2$i = i_rx_instance$q;
+        h_p2$d = n_p2$eq;
         g_i_zero$d = rx_instance == k0_64;
         g_i_max$d = rx_instance == k_max_64;
         g_decide$d = (rx_class == c_expected) && (rx_sender != node_id);
@@ -2880,6 +2897,63 @@ module lowi_core$h_eq3(d,q,clock);
 endmodule // lowi_core$h_eq3
 
 
+module lowi_core$h_p0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$h_p0
+
+
+module lowi_core$h_p1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$h_p1
+
+
+module lowi_core$h_p2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // lowi_core$h_p2
+
+
 module lowi_core$i_cl_class(d,q,clock);
     
     // Module arguments
@@ -3108,170 +3182,54 @@ module lowi_core$i_rx_valid(d,q,clock);
 endmodule // lowi_core$i_rx_valid
 
 
-module lowi_core$ij_d(clock,x,a,b,eq_a,eq_b);
+module lowi_core$n_p1(x,i,eq);
     
     // Module arguments
-    input wire  clock;
     input wire  [63:0] x;
-    input wire  [63:0] a;
-    input wire  [63:0] b;
-    output reg  eq_a;
-    output reg  eq_b;
+    input wire  [63:0] i;
+    output reg  eq;
     
-    // Stub signals
-    reg  q_a$d;
-    wire  q_a$q;
-    reg  q_a$clock;
-    reg  q_b$d;
-    wire  q_b$q;
-    reg  q_b$clock;
+    // Constant declarations
+    localparam  kk = 64'h1;
+    localparam  k1 = 64'h1;
     
-    // Sub module instances
-    lowi_core$ij_d$q_a q_a(
-        .d(q_a$d),
-        .q(q_a$q),
-        .clock(q_a$clock)
-    );
-    lowi_core$ij_d$q_b q_b(
-        .d(q_b$d),
-        .q(q_b$q),
-        .clock(q_b$clock)
-    );
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
     
     // Update code
     always @(*) begin
-        q_a$clock = clock;
-        q_b$clock = clock;
-        q_a$d = q_a$q;
-        q_b$d = q_b$q;
-        q_a$d = x == a;
-        q_b$d = x == b;
-        eq_a = q_a$q;
-        eq_b = q_b$q;
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
     end
     
-endmodule // lowi_core$ij_d
+endmodule // lowi_core$n_p1
 
 
-module lowi_core$ij_d$q_a(d,q,clock);
+module lowi_core$n_p2(x,i,eq);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$ij_d$q_a
-
-
-module lowi_core$ij_d$q_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$ij_d$q_b
-
-
-module lowi_core$ij_p(clock,x,a,b,eq_a,eq_b);
-    
-    // Module arguments
-    input wire  clock;
     input wire  [63:0] x;
-    input wire  [63:0] a;
-    input wire  [63:0] b;
-    output reg  eq_a;
-    output reg  eq_b;
+    input wire  [63:0] i;
+    output reg  eq;
     
-    // Stub signals
-    reg  q_a$d;
-    wire  q_a$q;
-    reg  q_a$clock;
-    reg  q_b$d;
-    wire  q_b$q;
-    reg  q_b$clock;
+    // Constant declarations
+    localparam  kk = 64'h2;
+    localparam  k1 = 64'h1;
     
-    // Sub module instances
-    lowi_core$ij_p$q_a q_a(
-        .d(q_a$d),
-        .q(q_a$q),
-        .clock(q_a$clock)
-    );
-    lowi_core$ij_p$q_b q_b(
-        .d(q_b$d),
-        .q(q_b$q),
-        .clock(q_b$clock)
-    );
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
     
     // Update code
     always @(*) begin
-        q_a$clock = clock;
-        q_b$clock = clock;
-        q_a$d = q_a$q;
-        q_b$d = q_b$q;
-        q_a$d = x == a;
-        q_b$d = x == b;
-        eq_a = q_a$q;
-        eq_b = q_b$q;
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
     end
     
-endmodule // lowi_core$ij_p
-
-
-module lowi_core$ij_p$q_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$ij_p$q_a
-
-
-module lowi_core$ij_p$q_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // lowi_core$ij_p$q_b
+endmodule // lowi_core$n_p2
 
 
 module lowi_core$r_act_rx(d,q,clock);
