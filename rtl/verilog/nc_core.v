@@ -1086,6 +1086,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k1_64 = 64'h1;
     localparam  k2_64 = 64'h2;
     localparam  k3_64 = 64'h3;
+    localparam  k4_64 = 64'h4;
     localparam  k_max_64 = 64'hffffffffffffffff;
     localparam  k_ctrl_enable = 32'h1;
     localparam  k_ctrl_join = 32'h2;
@@ -1388,6 +1389,9 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] e_lins1;
     reg  [63:0] e_lins2;
     reg  [63:0] e_lins3;
+    reg  [63:0] v_p4;
+    reg  [63:0] v_l5;
+    reg  [63:0] v_r4;
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
@@ -2666,7 +2670,24 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         w_p1$d = l2_rx1;
         w_p2$d = l2_rx2;
         w_p3$d = i_rx_instance$q + k3_64;
-        w_l4$d = e_lins3 + k1_64;
+        v_p4 = w_p3$q + k1_64;
+        v_l5 = w_l4$q + k1_64;
+        v_r4 = r_lins3$q + k1_64;
+        if (u_li_d$q) begin
+            w_l4$d = v_p4;
+        end
+        else if (u_li_p$q) begin
+            w_l4$d = w_p3$q;
+        end
+        else if (u_ep_zero$q) begin
+            w_l4$d = k4_64;
+        end
+        else if (u_li_v$q) begin
+            w_l4$d = v_l5;
+        end
+        else begin
+            w_l4$d = v_r4;
+        end
         r_send_seq$d = p_send_seq;
         if (r_since_rx$q == k_max_32) begin
             r_since_rx$d = p_since_rx;

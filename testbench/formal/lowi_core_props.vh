@@ -145,4 +145,7 @@ always @(*) begin
     assert(r_emax$q == (r_epoch$q == 32'hffffffff));
     assert(r_lins2$q == r_lins1$q + 64'd1);
     assert(r_lins3$q == r_lins2$q + 64'd1);
+    // w_l4's pick after a placement takes w_p3 for w_p2 + 1 (both loaded every cycle)
+    if (f_past)
+        assert(w_p3$q == w_p2$q + 64'd1);
 end
