@@ -251,6 +251,15 @@ fn redis_nc_repairs_gaps_restarts_from_a_snapshot_and_fails_fast() {
             .any(|&i| request(&lab, i as u8, "status").is_ok_and(|s| s["is_leader"] == true))
     })
     .unwrap();
+    // Served after the new leader too, and the INCR history long enough to mean something,
+    // however late front 1 answered its first INCR (a run beside two place-and-route jobs got
+    // 3 INCRs in 8 s, none refused: slow, not lost). No answer in a minute fails here.
+    wait_for(
+        Duration::from_secs(60),
+        "more than 10 INCRs answered",
+        || incrs.lock().unwrap().len() > 10,
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     stop.store(true, Ordering::Relaxed);
     for w in workers.into_iter().chain(registers) {
