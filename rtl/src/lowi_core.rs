@@ -451,10 +451,8 @@ block! {
         r_lp: DFF<Bit>,
         r_mg: DFF<Bit>,
         l_inc: Signal<Local, Bits<32>>,
-        /// `r_loop + 1` (not saturated) and `r_loop == u32::MAX`: the comparisons take the
-        /// plain increment, and the saturation picks between their results (at `u32::MAX`
-        /// both comparisons hold).
-        l_raw: Signal<Local, Bits<32>>,
+        /// `r_loop == u32::MAX`: the comparisons take the plain increment (`r_loop1`), and the
+        /// saturation picks between their results (at `u32::MAX` both comparisons hold).
         l_max: Signal<Local, Bit>,
         r_since_rx: DFF<Bits<32>>,
         /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
@@ -646,11 +644,10 @@ block! {
         /// The copy's instance against each pair `r_lins1` / `r_lins2` can hold when it is acted
         /// on: unchanged (`h_eq1` / `h_eq2`), after a batch send (`h_eq2` / `h_eq3`), placed
         /// before the copy acted on now (`h_p0` / `h_p1`), or delivered by it (`h_p1` / `h_p2`);
-        /// `u_li_*` picks. A
-        /// mode change needs no candidate: it leaves the node Disabled, Armed or Joining before
-        /// its first delivery, where the instance is not compared (or it was Disabled, with the
-        /// registers at 1 / 2 already, and START makes it the leader). And the instance's own
-        /// tests: 0, the last.
+        /// `u_li_*` picks. A mode change needs no candidate: it leaves the node Disabled, Armed
+        /// or Joining before its first delivery, where the instance is not compared (or it was
+        /// Disabled, with the registers at 1 / 2 already, and START makes it the leader). And the
+        /// instance's own tests: 0, the last.
         /// `h_eq*` is the copy's instance against this cycle's `e_lins1` / `2` / `3`: compared
         /// with every register those picks read (`c_*`), and the one-bit results picked. (The
         /// 64-bit pick in front of two equality trees, `ij_a` / `ij_v` until 2026-12-07, led
@@ -1703,16 +1700,12 @@ impl Logic for LowiCore {
         } else {
             self.r_ge.d.next = self.s_max.val() || (self.s_inc.val() >= self.timeout.val());
         }
-        self.l_raw.next = self.r_loop1.q.val();
         self.l_max.next = self.r_loop.q.val() == self.k_max_32.val();
         if self.l_max.val() {
             self.l_inc.next = self.r_loop.q.val();
-        } else {
-            self.l_inc.next = self.l_raw.val();
-        }
-        if self.l_max.val() {
             self.r_loop1.d.next = self.r_loop1.q.val();
         } else {
+            self.l_inc.next = self.r_loop1.q.val();
             self.r_loop1.d.next = self.r_loop1.q.val() + self.k1_32.val();
         }
         if self.t_send.val() || self.c_start.val() {
@@ -1722,9 +1715,9 @@ impl Logic for LowiCore {
             self.r_mg.d.next = self.min_gap.val().any() && (self.min_gap.val() <= self.k1_32.val());
         } else {
             self.r_loop.d.next = self.l_inc.val();
-            self.r_lp.d.next = self.l_max.val() || (self.l_raw.val() >= self.loop_period.val());
+            self.r_lp.d.next = self.l_max.val() || (self.r_loop1.q.val() >= self.loop_period.val());
             self.r_mg.d.next = self.min_gap.val().any()
-                && (self.l_max.val() || (self.l_raw.val() >= self.min_gap.val()));
+                && (self.l_max.val() || (self.r_loop1.q.val() >= self.min_gap.val()));
         }
         self.r_sync_viol.d.next =
             self.r_sync_viol.q.val() || self.r_stale.val() || self.viol_deposed.val();

@@ -1395,7 +1395,6 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] l2_rx1;
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
-    reg  [31:0] l_raw;
     reg  l_max;
     reg  [31:0] s_inc;
     reg  s_max;
@@ -2708,18 +2707,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         else begin
             r_ge$d = s_max || (s_inc >= timeout);
         end
-        l_raw = r_loop1$q;
         l_max = r_loop$q == k_max_32;
         if (l_max) begin
             l_inc = r_loop$q;
-        end
-        else begin
-            l_inc = l_raw;
-        end
-        if (l_max) begin
             r_loop1$d = r_loop1$q;
         end
         else begin
+            l_inc = r_loop1$q;
             r_loop1$d = r_loop1$q + k1_32;
         end
         if (t_send || c_start) begin
@@ -2730,8 +2724,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         end
         else begin
             r_loop$d = l_inc;
-            r_lp$d = l_max || (l_raw >= loop_period);
-            r_mg$d = |min_gap && (l_max || (l_raw >= min_gap));
+            r_lp$d = l_max || (r_loop1$q >= loop_period);
+            r_mg$d = |min_gap && (l_max || (r_loop1$q >= min_gap));
         end
         r_sync_viol$d = r_sync_viol$q || r_stale || viol_deposed;
         if (c_clear) begin
