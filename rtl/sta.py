@@ -15,7 +15,10 @@ setup), and prints:
   yosys' `_TRELLIS_FF_Q...`/`_DP16KD...` suffix) with the register family each one's worst
   path starts from, worst first: the paths to cut, not one of them.
 
-Usage: python3 rtl/sta.py OUT/nc_engine.sdf [--period NS] [--top N] [--path REGEX]
+With `--from REGEX` only the paths that start at a cell whose name matches REGEX are timed:
+what a register family feeds when it is not the worst start of any input.
+
+Usage: python3 rtl/sta.py OUT/nc_engine.sdf [--period NS] [--top N] [--path REGEX] [--from REGEX]
 """
 
 import argparse
@@ -83,6 +86,13 @@ def parse(path):
     return edges, setup, cell_type
 
 
+def only_from(edges, regex):
+    """The edges with the clock-to-output arcs limited to the cells whose name matches regex."""
+    kept = dict(edges)
+    kept[("<clock>", "")] = [(b, d) for b, d in edges[("<clock>", "")] if re.search(regex, b[0])]
+    return kept
+
+
 def longest(edges):
     """Latest arrival at every pin (a DAG once clock-to-output arcs start the paths) and the
     predecessor of each pin on its latest path; -inf where no path from a clock arrives."""
@@ -135,8 +145,11 @@ def main():
     ap.add_argument("--period", type=float, default=6.4, help="the clock period in ns (default 6.4: 156.25 MHz)")
     ap.add_argument("--top", type=int, default=40, help="how many register groups to list (default 40)")
     ap.add_argument("--path", metavar="REGEX", help="only the inputs of cells whose name matches REGEX")
+    ap.add_argument("--from", dest="start", metavar="REGEX", help="only the paths from cells whose name matches REGEX")
     args = ap.parse_args()
     edges, setup, cell_type = parse(args.sdf)
+    if args.start:
+        edges = only_from(edges, args.start)
     arrival, pred = longest(edges)
     ends = [(arrival[p] + s, p) for p, s in setup.items() if arrival.get(p, float("-inf")) > float("-inf")]
     if not ends:

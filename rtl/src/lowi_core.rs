@@ -374,12 +374,11 @@ block! {
         pub leader: Signal<Out, Bits<8>>,
         /// Last decided instance.
         pub last_instance: Signal<Out, Bits<64>>,
-        /// The copy acted on this cycle (the one that came in the cycle before): its tree port
-        /// and seq, for `rsbcast_rx`.
+        /// The copy acted on this cycle (the one that came in the cycle before): its tree port,
+        /// for `rsbcast_rx` (which keeps the seq that came in the cycle before itself).
         pub ev_port: Signal<Out, Bits<2>>,
-        pub ev_seq: Signal<Out, Bits<32>>,
-        /// Where a lock-on by this copy would start the receiver (`rx_restart_base` then):
-        /// `ev_seq + 1` if `lock_take`, else `lock_kept`; from registers, before the judgement.
+        /// Where a lock-on by this copy would start the receiver (`rx_restart_base` then): its
+        /// seq + 1 if `lock_take`, else `lock_kept`; from registers, before the judgement.
         pub lock_take: Signal<Out, Bit>,
         pub lock_kept: Signal<Out, Bits<32>>,
         i_rx_valid: DFF<Bit>,
@@ -947,7 +946,6 @@ impl Logic for LowiCore {
         self.i_cl_class.d.next = self.cl_class.val();
         self.i_cl_len.d.next = self.cl_len.val();
         self.ev_port.next = self.i_rx_port.q.val();
-        self.ev_seq.next = self.i_rx_seq.q.val();
 
         // ================= the instance registers, a cycle late =================
         // What the act stage did last cycle, in its order (a delivery, a START or a joining

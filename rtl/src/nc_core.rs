@@ -224,7 +224,6 @@ impl<const P: usize> Logic for NcCore<P> {
         self.rx.window.next = self.regs.window.val();
         // The receiver judges the copy the core acts on (the one that came in the cycle before).
         self.rx.copy_tree.next = self.core.ev_port.val();
-        self.rx.copy_seq.next = self.core.ev_seq.val();
         // ... and judges the copy that comes now against every state it can meet then.
         self.rx.lock_take.next = self.core.lock_take.val();
         self.rx.lock_kept.next = self.core.lock_kept.val();

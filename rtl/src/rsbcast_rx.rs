@@ -10,8 +10,11 @@
 //! as its time (`first2`), and the RAM's two registered read ports hold `first` of `base + 3`
 //! (one for `base` kept, one for `base` moved; a write to the address read in the same cycle is
 //! forwarded). When the head shifts, `age1` takes `(now + 1) - first2` (`now + 1` is a register
-//! too) and `first2` the RAM's word, which reaches its register through a multiplexer only (the
-//! block RAM's output is late), so a delivery shifts the head by one every cycle if need be. The
+//! too) and `first2` the RAM's word. The block RAM's output is late, so it goes, through the
+//! forwarding's multiplexer only, into a register in every cycle (`f3`), and a shift only sets a
+//! flag that `first2` is in `f3` now (the next cycle moves it into `first2` unless it shifts
+//! again): no decision of the act stage sits behind the RAM. A delivery shifts the head by one
+//! every cycle if need be. The
 //! bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
 //! `next[t] > s` (trees are FIFO); `missing` is that mask for the oldest message, and `expired`
 //! says its Δ window (counted from its first copy) has passed. `expired` is a register:
@@ -79,7 +82,8 @@ block! {
     pub struct RxJudge<const A: usize>() {
         pub trees: Signal<In, Bits<3>>,
         pub copy_tree: Signal<In, Bits<2>>,
-        pub copy_seq: Signal<In, Bits<32>>,
+        /// `copy_seq + 1` (summed, registered, in the cycle the copy came).
+        pub copy_seq1: Signal<In, Bits<32>>,
         pub q_next0: Signal<In, Bits<32>>,
         pub q_next1: Signal<In, Bits<32>>,
         pub q_next2: Signal<In, Bits<32>>,
@@ -92,12 +96,10 @@ block! {
         pub n1: Signal<Out, Bits<32>>,
         pub n2: Signal<Out, Bits<32>>,
         pub n3: Signal<Out, Bits<32>>,
-        seq1: Signal<Local, Bits<32>>,
         m0: Signal<Local, Bits<4>>,
         m1: Signal<Local, Bits<4>>,
         m2: Signal<Local, Bits<4>>,
         m3: Signal<Local, Bits<4>>,
-        c1_32: Constant<Bits<32>> = k(1),
         /// The low `A + 1` bits (`next[t] - base` is 0 to `2^A`: see `missing`).
         c_lo: Constant<Bits<32>> = k((2 << A) - 1),
         c1_3: Constant<Bits<3>> = k(1),
@@ -159,19 +161,18 @@ impl<const A: usize> Logic for RxJudge<A> {
             self.m3.next = self.c0_4.val();
         }
         self.missing.next = self.m0.val() | self.m1.val() | self.m2.val() | self.m3.val();
-        self.seq1.next = self.copy_seq.val() + self.c1_32.val();
         self.n0.next = self.q_next0.val();
         self.n1.next = self.q_next1.val();
         self.n2.next = self.q_next2.val();
         self.n3.next = self.q_next3.val();
         if self.copy_tree.val() == self.tree0.val() {
-            self.n0.next = self.seq1.val();
+            self.n0.next = self.copy_seq1.val();
         } else if self.copy_tree.val() == self.tree1.val() {
-            self.n1.next = self.seq1.val();
+            self.n1.next = self.copy_seq1.val();
         } else if self.copy_tree.val() == self.tree2.val() {
-            self.n2.next = self.seq1.val();
+            self.n2.next = self.copy_seq1.val();
         } else {
-            self.n3.next = self.seq1.val();
+            self.n3.next = self.copy_seq1.val();
         }
     }
 }
@@ -706,9 +707,14 @@ block! {
         /// register with `window`.
         pub q_age0: Signal<In, Bits<32>>,
         pub q_age1: Signal<In, Bits<32>>,
-        /// `first` of `base + 2` (a time, as the RAM keeps it: the RAM's read goes into it
-        /// through a multiplexer only).
+        /// `first` of `base + 2` (a time, as the RAM keeps it) is `q_f3` if `q_f2l`, else
+        /// `q_first2`: a delivery that shifts the head leaves it in `q_f3`, the RAM's word of
+        /// `base + 3` registered in every cycle without a pick (`d_f3`), and sets `q_f2l`; the
+        /// next cycle moves it into `q_first2` unless it shifts again. So the block RAM's late
+        /// output meets no decision of the act stage before a register.
         pub q_first2: Signal<In, Bits<32>>,
+        pub q_f3: Signal<In, Bits<32>>,
+        pub q_f2l: Signal<In, Bit>,
         /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
         pub q_moved: Signal<In, Bit>,
         /// The RAMs' registered reads of last cycle's `base + 3` and `base + 4`: `first` of this
@@ -737,6 +743,8 @@ block! {
         pub d_age0: Signal<Out, Bits<32>>,
         pub d_age1: Signal<Out, Bits<32>>,
         pub d_first2: Signal<Out, Bits<32>>,
+        pub d_f3: Signal<Out, Bits<32>>,
+        pub d_f2l: Signal<Out, Bit>,
         pub d_moved: Signal<Out, Bit>,
         /// Next cycle's `expired`: `count > 0 && age0 > window` of the next state.
         pub d_expired: Signal<Out, Bit>,
@@ -765,6 +773,7 @@ block! {
         a_age0: Signal<Local, Bits<32>>,
         a_age1: Signal<Local, Bits<32>>,
         a_first2: Signal<Local, Bits<32>>,
+        a_f2l: Signal<Local, Bit>,
         a_moved: Signal<Local, Bit>,
         a_expired: Signal<Local, Bit>,
         a_wen: Signal<Local, Bit>,
@@ -785,6 +794,8 @@ block! {
         e1: Signal<Local, Bit>,
         ez: Signal<Local, Bit>,
         first3: Signal<Local, Bits<32>>,
+        /// `first` of `base + 2` (see `q_first2`).
+        f2: Signal<Local, Bits<32>>,
         c0_32: Constant<Bits<32>> = k(0),
         c1_32: Constant<Bits<32>> = k(1),
         c2_32: Constant<Bits<32>> = k(2),
@@ -840,9 +851,15 @@ impl<const A: usize> Logic for RxUpdate<A> {
         } else {
             self.first3.next = self.ram3.val();
         }
+        self.d_f3.next = self.first3.val();
+        if self.q_f2l.val() {
+            self.f2.next = self.q_f3.val();
+        } else {
+            self.f2.next = self.q_first2.val();
+        }
         self.inc0.next = self.q_age0.val() + self.c1_32.val();
         self.inc1.next = self.q_age1.val() + self.c1_32.val();
-        self.y2.next = self.q_now1.val() - self.q_first2.val();
+        self.y2.next = self.q_now1.val() - self.f2.val();
         // A copy applied without a restart.
         self.a_next0.next = self.q_next0.val();
         self.a_next1.next = self.q_next1.val();
@@ -855,7 +872,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.a_busy.next = self.q_busy.val();
         self.a_age0.next = self.inc0.val();
         self.a_age1.next = self.inc1.val();
-        self.a_first2.next = self.q_first2.val();
+        self.a_first2.next = self.f2.val();
+        self.a_f2l.next = false;
         self.a_moved.next = false;
         self.a_expired.next = self.q_expired.val();
         self.a_wen.next = false;
@@ -880,7 +898,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
                     self.a_expired.next = self.gt1.val() && self.e1.val();
                     self.a_age0.next = self.inc1.val();
                     self.a_age1.next = self.y2.val();
-                    self.a_first2.next = self.first3.val();
+                    self.a_f2l.next = true;
                 }
             } else if self.push.val() {
                 self.a_count.next = self.q_count.val() + self.c1_16.val();
@@ -958,7 +976,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
             }
             self.d_full.next = false;
             self.d_age1.next = self.inc1.val();
-            self.d_first2.next = self.q_first2.val();
+            self.d_first2.next = self.f2.val();
+            self.d_f2l.next = false;
             self.d_moved.next = false;
             self.w_en.next = false;
         } else if self.apply.val() {
@@ -974,6 +993,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_age0.next = self.a_age0.val();
             self.d_age1.next = self.a_age1.val();
             self.d_first2.next = self.a_first2.val();
+            self.d_f2l.next = self.a_f2l.val();
             self.d_moved.next = self.a_moved.val();
             self.d_expired.next = self.a_expired.val();
             self.w_en.next = self.a_wen.val();
@@ -989,7 +1009,8 @@ impl<const A: usize> Logic for RxUpdate<A> {
             self.d_full.next = self.q_full.val();
             self.d_age0.next = self.inc0.val();
             self.d_age1.next = self.inc1.val();
-            self.d_first2.next = self.q_first2.val();
+            self.d_first2.next = self.f2.val();
+            self.d_f2l.next = false;
             self.d_moved.next = false;
             self.d_expired.next = self.q_expired.val();
             self.w_en.next = false;
@@ -1006,15 +1027,15 @@ block! {
     /// starts afresh this cycle (`restart_base` expected next on every tree: 0, or a joining
     /// node's lock-on point; a copy applied in the same cycle is judged by `outcome_fresh`,
     /// against a receiver at 0, so a restart elsewhere comes without one); `apply` records this
-    /// cycle's copy (`copy_tree`, `copy_seq`: the one that came in the cycle before, judged
-    /// then); `trees` = |G|; `window` = delta + drift in cycles.
+    /// cycle's copy (`copy_tree`, and `copy_seq`: the one that came in the cycle before, judged
+    /// then; its seq is `in_seq` of that cycle, which the receiver keeps itself, so there is no
+    /// `copy_seq` port); `trees` = |G|; `window` = delta + drift in cycles.
     pub struct RsbcastRx<const A: usize = IN_FLIGHT_BITS>() {
         pub clock: Signal<In, Clock>,
         pub restart: Signal<In, Bit>,
         pub restart_base: Signal<In, Bits<32>>,
         pub apply: Signal<In, Bit>,
         pub copy_tree: Signal<In, Bits<2>>,
-        pub copy_seq: Signal<In, Bits<32>>,
         /// Where a restart at a lock-on point in this cycle would start: `copy_seq + 1` if
         /// `lock_take`, else `lock_kept` (`lowi_core`'s `j_take` / `r_newest1`; the judge stage
         /// needs them without waiting for `restart_base`).
@@ -1037,6 +1058,9 @@ block! {
         /// `in_seq + 1`, registered: the next cycle's `copy_seq + 1` (`copy_*` is the copy that
         /// came as `in_*` in the cycle before).
         r_in1: DFF<Bits<32>>,
+        /// `in_seq == 0`, registered: the next cycle's `copy_seq == 0` (no 32-input NOR behind
+        /// the core's event register in the act stage).
+        r_sz: DFF<Bit>,
         k1_32: Constant<Bits<32>> = k(1),
         // The judge stage's verdicts on the copy acted on now, against each state it can meet.
         r_oa: DFF<Bits<3>>,
@@ -1078,6 +1102,10 @@ block! {
         r_age0: DFF<Bits<32>>,
         r_age1: DFF<Bits<32>>,
         r_first2: DFF<Bits<32>>,
+        /// The RAM's word of `base + 3`, registered in every cycle, and whether it is `first2`
+        /// (see `RxUpdate::q_first2`).
+        r_f3: DFF<Bits<32>>,
+        r_f2l: DFF<Bit>,
         r_now1: DFF<Bits<32>>,
         r_moved: DFF<Bit>,
         /// `first` of message `s` at address `s mod 2^A`; the same words in both (one read each).
@@ -1144,6 +1172,12 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_first2.clock.next = self.clock.val();
         self.r_first2.d.next = self.upd.d_first2.val();
         self.upd.q_first2.next = self.r_first2.q.val();
+        self.r_f3.clock.next = self.clock.val();
+        self.r_f3.d.next = self.upd.d_f3.val();
+        self.upd.q_f3.next = self.r_f3.q.val();
+        self.r_f2l.clock.next = self.clock.val();
+        self.r_f2l.d.next = self.upd.d_f2l.val();
+        self.upd.q_f2l.next = self.r_f2l.q.val();
         self.r_now1.clock.next = self.clock.val();
         self.r_now1.d.next = self.upd.d_now1.val();
         self.upd.q_now1.next = self.r_now1.q.val();
@@ -1176,12 +1210,12 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.window.next = self.window.val();
         self.judge.trees.next = self.trees.val();
         self.judge.copy_tree.next = self.copy_tree.val();
-        self.judge.copy_seq.next = self.copy_seq.val();
+        self.judge.copy_seq1.next = self.r_in1.q.val();
         // The acted copy's verdict: the one made, in the cycle it came, against the state the
         // act stage of that cycle left.
         dff_setup!(
             self, clock, r_oa, r_ob, r_oc1, r_oc2, r_odf, r_odd, r_ofr, r_pa, r_pb, r_pc1, r_pc2,
-            r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out, r_in1
+            r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out, r_in1, r_sz
         );
         if self.u_restart.q.val() {
             if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_first.val()) {
@@ -1198,7 +1232,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
                 self.sel_p.next = self.r_pc2.q.val();
             } else {
                 self.sel_o.next = self.r_ofr.q.val();
-                self.sel_p.next = !self.copy_seq.val().any();
+                self.sel_p.next = self.r_sz.q.val();
             }
         } else if self.u_apply.q.val()
             && ((self.u_out.q.val() == self.k_first.val())
@@ -1225,6 +1259,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         // The copy acted on now came as `in_seq` in the cycle before: its `seq + 1` was summed
         // then (`r_in1`).
         self.r_in1.d.next = self.in_seq.val() + self.k1_32.val();
+        self.r_sz.d.next = !self.in_seq.val().any();
         self.pre.e_seq1.next = self.r_in1.q.val();
         self.pre.e_deliver.next = self.sel_o.val() == self.k_deliver.val();
         self.pre.e_push.next = self.sel_p.val();

@@ -36,9 +36,8 @@ fn offer_run<const A: usize>(
     let mut out = Vec::new();
     let mut acted: Option<(u8, u32, bool)> = None;
     for i in 0..=copies.len() {
-        if let Some((tree, seq, apply)) = acted {
+        if let Some((tree, _, apply)) = acted {
             c.uut.copy_tree.next = bits(tree as u64);
-            c.uut.copy_seq.next = bits(seq as u64);
             c.uut.apply.next = apply;
         } else {
             c.uut.apply.next = false;
@@ -315,7 +314,6 @@ fn random_copies_against_the_model<const A: usize>() {
             let mut want = None;
             if let Some((t, seq, apply)) = acted {
                 c.uut.copy_tree.next = bits(t as u64);
-                c.uut.copy_seq.next = bits(seq as u64);
                 c.uut.apply.next = apply;
                 if apply {
                     let w = m.copy(now, t, seq);

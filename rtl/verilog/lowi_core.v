@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -97,7 +97,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  [7:0] leader;
     output reg  [63:0] last_instance;
     output reg  [1:0] ev_port;
-    output reg  [31:0] ev_seq;
     output reg  lock_take;
     output reg  [31:0] lock_kept;
     
@@ -1257,7 +1256,6 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         i_cl_class$d = cl_class;
         i_cl_len$d = cl_len;
         ev_port = i_rx_port$q;
-        ev_seq = i_rx_seq$q;
         if (u_li_d$q) begin
             e_lins = w_inst$q;
             e_lins1 = w_p1$q;

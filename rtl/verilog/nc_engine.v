@@ -1947,7 +1947,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  [7:0] core$leader;
     wire  [63:0] core$last_instance;
     wire  [1:0] core$ev_port;
-    wire  [31:0] core$ev_seq;
     wire  core$lock_take;
     wire  [31:0] core$lock_kept;
     reg  rx$clock;
@@ -1955,7 +1954,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  [31:0] rx$restart_base;
     reg  rx$apply;
     reg  [1:0] rx$copy_tree;
-    reg  [31:0] rx$copy_seq;
     reg  rx$lock_take;
     reg  [31:0] rx$lock_kept;
     reg  [1:0] rx$in_tree;
@@ -2198,7 +2196,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .leader(core$leader),
         .last_instance(core$last_instance),
         .ev_port(core$ev_port),
-        .ev_seq(core$ev_seq),
         .lock_take(core$lock_take),
         .lock_kept(core$lock_kept)
     );
@@ -2208,7 +2205,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .restart_base(rx$restart_base),
         .apply(rx$apply),
         .copy_tree(rx$copy_tree),
-        .copy_seq(rx$copy_seq),
         .lock_take(rx$lock_take),
         .lock_kept(rx$lock_kept),
         .in_tree(rx$in_tree),
@@ -2435,7 +2431,6 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         rx$trees = regs$cfg[(32'h60)+:(3)];
         rx$window = regs$window;
         rx$copy_tree = core$ev_port;
-        rx$copy_seq = core$ev_seq;
         rx$lock_take = core$lock_take;
         rx$lock_kept = core$lock_kept;
         rx$in_tree = rx_port;
@@ -2693,7 +2688,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,ev_seq,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -2788,7 +2783,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  [7:0] leader;
     output reg  [63:0] last_instance;
     output reg  [1:0] ev_port;
-    output reg  [31:0] ev_seq;
     output reg  lock_take;
     output reg  [31:0] lock_kept;
     
@@ -3948,7 +3942,6 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         i_cl_class$d = cl_class;
         i_cl_len$d = cl_len;
         ev_port = i_rx_port$q;
-        ev_seq = i_rx_seq$q;
         if (u_li_d$q) begin
             e_lins = w_inst$q;
             e_lins1 = w_p1$q;
@@ -20088,7 +20081,7 @@ module nc_engine$core$regs$w_data(d,q,clock);
 endmodule // nc_engine$core$regs$w_data
 
 
-module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
+module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -20096,7 +20089,6 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
-    input wire  [31:0] copy_seq;
     input wire  lock_take;
     input wire  [31:0] lock_kept;
     input wire  [1:0] in_tree;
@@ -20118,7 +20110,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     // Stub signals
     reg  [2:0] judge$trees;
     reg  [1:0] judge$copy_tree;
-    reg  [31:0] judge$copy_seq;
+    reg  [31:0] judge$copy_seq1;
     reg  [31:0] judge$q_next0;
     reg  [31:0] judge$q_next1;
     reg  [31:0] judge$q_next2;
@@ -20160,6 +20152,9 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [31:0] r_in1$d;
     wire  [31:0] r_in1$q;
     reg  r_in1$clock;
+    reg  r_sz$d;
+    wire  r_sz$q;
+    reg  r_sz$clock;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
     reg  r_oa$clock;
@@ -20239,6 +20234,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [31:0] upd$q_age0;
     reg  [31:0] upd$q_age1;
     reg  [31:0] upd$q_first2;
+    reg  [31:0] upd$q_f3;
+    reg  upd$q_f2l;
     reg  upd$q_moved;
     reg  [31:0] upd$ram3;
     reg  [31:0] upd$ram4;
@@ -20259,6 +20256,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     wire  [31:0] upd$d_age0;
     wire  [31:0] upd$d_age1;
     wire  [31:0] upd$d_first2;
+    wire  [31:0] upd$d_f3;
+    wire  upd$d_f2l;
     wire  upd$d_moved;
     wire  upd$d_expired;
     wire  upd$w_en;
@@ -20304,6 +20303,12 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     reg  [31:0] r_first2$d;
     wire  [31:0] r_first2$q;
     reg  r_first2$clock;
+    reg  [31:0] r_f3$d;
+    wire  [31:0] r_f3$q;
+    reg  r_f3$clock;
+    reg  r_f2l$d;
+    wire  r_f2l$q;
+    reg  r_f2l$clock;
     reg  [31:0] r_now1$d;
     wire  [31:0] r_now1$q;
     reg  r_now1$clock;
@@ -20342,7 +20347,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
     nc_engine$core$rx$judge judge(
         .trees(judge$trees),
         .copy_tree(judge$copy_tree),
-        .copy_seq(judge$copy_seq),
+        .copy_seq1(judge$copy_seq1),
         .q_next0(judge$q_next0),
         .q_next1(judge$q_next1),
         .q_next2(judge$q_next2),
@@ -20388,6 +20393,11 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d(r_in1$d),
         .q(r_in1$q),
         .clock(r_in1$clock)
+    );
+    nc_engine$core$rx$r_sz r_sz(
+        .d(r_sz$d),
+        .q(r_sz$q),
+        .clock(r_sz$clock)
     );
     nc_engine$core$rx$r_oa r_oa(
         .d(r_oa$d),
@@ -20505,6 +20515,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .q_age0(upd$q_age0),
         .q_age1(upd$q_age1),
         .q_first2(upd$q_first2),
+        .q_f3(upd$q_f3),
+        .q_f2l(upd$q_f2l),
         .q_moved(upd$q_moved),
         .ram3(upd$ram3),
         .ram4(upd$ram4),
@@ -20525,6 +20537,8 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d_age0(upd$d_age0),
         .d_age1(upd$d_age1),
         .d_first2(upd$d_first2),
+        .d_f3(upd$d_f3),
+        .d_f2l(upd$d_f2l),
         .d_moved(upd$d_moved),
         .d_expired(upd$d_expired),
         .w_en(upd$w_en),
@@ -20596,6 +20610,16 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         .d(r_first2$d),
         .q(r_first2$q),
         .clock(r_first2$clock)
+    );
+    nc_engine$core$rx$r_f3 r_f3(
+        .d(r_f3$d),
+        .q(r_f3$q),
+        .clock(r_f3$clock)
+    );
+    nc_engine$core$rx$r_f2l r_f2l(
+        .d(r_f2l$d),
+        .q(r_f2l$q),
+        .clock(r_f2l$clock)
     );
     nc_engine$core$rx$r_now1 r_now1(
         .d(r_now1$d),
@@ -20687,6 +20711,12 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         r_first2$clock = clock;
         r_first2$d = upd$d_first2;
         upd$q_first2 = r_first2$q;
+        r_f3$clock = clock;
+        r_f3$d = upd$d_f3;
+        upd$q_f3 = r_f3$q;
+        r_f2l$clock = clock;
+        r_f2l$d = upd$d_f2l;
+        upd$q_f2l = r_f2l$q;
         r_now1$clock = clock;
         r_now1$d = upd$d_now1;
         upd$q_now1 = r_now1$q;
@@ -20719,7 +20749,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         upd$window = window;
         judge$trees = trees;
         judge$copy_tree = copy_tree;
-        judge$copy_seq = copy_seq;
+        judge$copy_seq1 = r_in1$q;
         r_oa$clock = clock;
         r_ob$clock = clock;
         r_oc1$clock = clock;
@@ -20739,6 +20769,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         u_fresh$clock = clock;
         u_out$clock = clock;
         r_in1$clock = clock;
+        r_sz$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
         r_oc1$d = r_oc1$q;
@@ -20758,6 +20789,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
         r_in1$d = r_in1$q;
+        r_sz$d = r_sz$q;
         if (u_restart$q) begin
             if (u_apply$q && (u_fresh$q == k_first)) begin
                 sel_o = r_odf$q;
@@ -20777,7 +20809,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
             end
             else begin
                 sel_o = r_ofr$q;
-                sel_p = ~|copy_seq;
+                sel_p = r_sz$q;
             end
         end
         else if (u_apply$q && ((u_out$q == k_first) || (u_out$q == k_more) || (u_out$q == k_deliver))) begin
@@ -20799,6 +20831,7 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
         pre$in_seq = in_seq;
         pre$e_tree = copy_tree;
         r_in1$d = in_seq + k1_32;
+        r_sz$d = ~|in_seq;
         pre$e_seq1 = r_in1$q;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
@@ -20843,12 +20876,12 @@ module nc_engine$core$rx(clock,restart,restart_base,apply,copy_tree,copy_seq,loc
 endmodule // nc_engine$core$rx
 
 
-module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
+module nc_engine$core$rx$judge(trees,copy_tree,copy_seq1,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
     input wire  [1:0] copy_tree;
-    input wire  [31:0] copy_seq;
+    input wire  [31:0] copy_seq1;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
@@ -20861,7 +20894,6 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
     output reg  [31:0] n3;
     
     // Constant declarations
-    localparam  c1_32 = 32'h1;
     localparam  c_lo = 32'h7ff;
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
@@ -20876,7 +20908,6 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
     localparam  tree2 = 2'b10;
     
     // Local signals
-    reg  [31:0] seq1;
     reg  [3:0] m0;
     reg  [3:0] m1;
     reg  [3:0] m2;
@@ -20909,22 +20940,21 @@ module nc_engine$core$rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,
             m3 = c0_4;
         end
         missing = m0 | m1 | m2 | m3;
-        seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
         n2 = q_next2;
         n3 = q_next3;
         if (copy_tree == tree0) begin
-            n0 = seq1;
+            n0 = copy_seq1;
         end
         else if (copy_tree == tree1) begin
-            n1 = seq1;
+            n1 = copy_seq1;
         end
         else if (copy_tree == tree2) begin
-            n2 = seq1;
+            n2 = copy_seq1;
         end
         else begin
-            n3 = seq1;
+            n3 = copy_seq1;
         end
     end
     
@@ -22210,6 +22240,44 @@ module nc_engine$core$rx$r_expired(d,q,clock);
 endmodule // nc_engine$core$rx$r_expired
 
 
+module nc_engine$core$rx$r_f2l(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_f2l
+
+
+module nc_engine$core$rx$r_f3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_f3
+
+
 module nc_engine$core$rx$r_first2(d,q,clock);
     
     // Module arguments
@@ -22628,6 +22696,25 @@ module nc_engine$core$rx$r_pd(d,q,clock);
 endmodule // nc_engine$core$rx$r_pd
 
 
+module nc_engine$core$rx$r_sz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // nc_engine$core$rx$r_sz
+
+
 module nc_engine$core$rx$r_top(d,q,clock);
     
     // Module arguments
@@ -22819,7 +22906,7 @@ module nc_engine$core$rx$u_take(d,q,clock);
 endmodule // nc_engine$core$rx$u_take
 
 
-module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -22847,6 +22934,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     input wire  [31:0] q_age0;
     input wire  [31:0] q_age1;
     input wire  [31:0] q_first2;
+    input wire  [31:0] q_f3;
+    input wire  q_f2l;
     input wire  q_moved;
     input wire  [31:0] ram3;
     input wire  [31:0] ram4;
@@ -22867,6 +22956,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     output reg  [31:0] d_age0;
     output reg  [31:0] d_age1;
     output reg  [31:0] d_first2;
+    output reg  [31:0] d_f3;
+    output reg  d_f2l;
     output reg  d_moved;
     output reg  d_expired;
     output reg  w_en;
@@ -22907,6 +22998,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  [31:0] a_age0;
     reg  [31:0] a_age1;
     reg  [31:0] a_first2;
+    reg  a_f2l;
     reg  a_moved;
     reg  a_expired;
     reg  a_wen;
@@ -22926,6 +23018,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
     reg  e1;
     reg  ez;
     reg  [31:0] first3;
+    reg  [31:0] f2;
     
     // Update code
     always @(*) begin
@@ -22948,9 +23041,16 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         else begin
             first3 = ram3;
         end
+        d_f3 = first3;
+        if (q_f2l) begin
+            f2 = q_f3;
+        end
+        else begin
+            f2 = q_first2;
+        end
         inc0 = q_age0 + c1_32;
         inc1 = q_age1 + c1_32;
-        y2 = q_now1 - q_first2;
+        y2 = q_now1 - f2;
         a_next0 = q_next0;
         a_next1 = q_next1;
         a_next2 = q_next2;
@@ -22962,7 +23062,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
         a_busy = q_busy;
         a_age0 = inc0;
         a_age1 = inc1;
-        a_first2 = q_first2;
+        a_first2 = f2;
+        a_f2l = 1'b0;
         a_moved = 1'b0;
         a_expired = q_expired;
         a_wen = 1'b0;
@@ -22984,7 +23085,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
                     a_expired = gt1 && e1;
                     a_age0 = inc1;
                     a_age1 = y2;
-                    a_first2 = first3;
+                    a_f2l = 1'b1;
                 end
             end
             else if (push) begin
@@ -23066,7 +23167,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             end
             d_full = 1'b0;
             d_age1 = inc1;
-            d_first2 = q_first2;
+            d_first2 = f2;
+            d_f2l = 1'b0;
             d_moved = 1'b0;
             w_en = 1'b0;
         end
@@ -23083,6 +23185,7 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_age0 = a_age0;
             d_age1 = a_age1;
             d_first2 = a_first2;
+            d_f2l = a_f2l;
             d_moved = a_moved;
             d_expired = a_expired;
             w_en = a_wen;
@@ -23099,7 +23202,8 @@ module nc_engine$core$rx$upd(restart,restart_base,apply,copy_tree,outcome,outcom
             d_full = q_full;
             d_age0 = inc0;
             d_age1 = inc1;
-            d_first2 = q_first2;
+            d_first2 = f2;
+            d_f2l = 1'b0;
             d_moved = 1'b0;
             d_expired = q_expired;
             w_en = 1'b0;

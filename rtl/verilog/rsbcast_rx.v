@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
+module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept,in_tree,in_seq,trees,window,expired,missing,busy,outcome,outcome_fresh);
     
     // Module arguments
     input wire  clock;
@@ -10,7 +10,6 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
-    input wire  [31:0] copy_seq;
     input wire  lock_take;
     input wire  [31:0] lock_kept;
     input wire  [1:0] in_tree;
@@ -32,7 +31,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     // Stub signals
     reg  [2:0] judge$trees;
     reg  [1:0] judge$copy_tree;
-    reg  [31:0] judge$copy_seq;
+    reg  [31:0] judge$copy_seq1;
     reg  [31:0] judge$q_next0;
     reg  [31:0] judge$q_next1;
     reg  [31:0] judge$q_next2;
@@ -74,6 +73,9 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] r_in1$d;
     wire  [31:0] r_in1$q;
     reg  r_in1$clock;
+    reg  r_sz$d;
+    wire  r_sz$q;
+    reg  r_sz$clock;
     reg  [2:0] r_oa$d;
     wire  [2:0] r_oa$q;
     reg  r_oa$clock;
@@ -153,6 +155,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] upd$q_age0;
     reg  [31:0] upd$q_age1;
     reg  [31:0] upd$q_first2;
+    reg  [31:0] upd$q_f3;
+    reg  upd$q_f2l;
     reg  upd$q_moved;
     reg  [31:0] upd$ram3;
     reg  [31:0] upd$ram4;
@@ -173,6 +177,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     wire  [31:0] upd$d_age0;
     wire  [31:0] upd$d_age1;
     wire  [31:0] upd$d_first2;
+    wire  [31:0] upd$d_f3;
+    wire  upd$d_f2l;
     wire  upd$d_moved;
     wire  upd$d_expired;
     wire  upd$w_en;
@@ -218,6 +224,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     reg  [31:0] r_first2$d;
     wire  [31:0] r_first2$q;
     reg  r_first2$clock;
+    reg  [31:0] r_f3$d;
+    wire  [31:0] r_f3$q;
+    reg  r_f3$clock;
+    reg  r_f2l$d;
+    wire  r_f2l$q;
+    reg  r_f2l$clock;
     reg  [31:0] r_now1$d;
     wire  [31:0] r_now1$q;
     reg  r_now1$clock;
@@ -256,7 +268,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
     rsbcast_rx$judge judge(
         .trees(judge$trees),
         .copy_tree(judge$copy_tree),
-        .copy_seq(judge$copy_seq),
+        .copy_seq1(judge$copy_seq1),
         .q_next0(judge$q_next0),
         .q_next1(judge$q_next1),
         .q_next2(judge$q_next2),
@@ -302,6 +314,11 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d(r_in1$d),
         .q(r_in1$q),
         .clock(r_in1$clock)
+    );
+    rsbcast_rx$r_sz r_sz(
+        .d(r_sz$d),
+        .q(r_sz$q),
+        .clock(r_sz$clock)
     );
     rsbcast_rx$r_oa r_oa(
         .d(r_oa$d),
@@ -419,6 +436,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .q_age0(upd$q_age0),
         .q_age1(upd$q_age1),
         .q_first2(upd$q_first2),
+        .q_f3(upd$q_f3),
+        .q_f2l(upd$q_f2l),
         .q_moved(upd$q_moved),
         .ram3(upd$ram3),
         .ram4(upd$ram4),
@@ -439,6 +458,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d_age0(upd$d_age0),
         .d_age1(upd$d_age1),
         .d_first2(upd$d_first2),
+        .d_f3(upd$d_f3),
+        .d_f2l(upd$d_f2l),
         .d_moved(upd$d_moved),
         .d_expired(upd$d_expired),
         .w_en(upd$w_en),
@@ -510,6 +531,16 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         .d(r_first2$d),
         .q(r_first2$q),
         .clock(r_first2$clock)
+    );
+    rsbcast_rx$r_f3 r_f3(
+        .d(r_f3$d),
+        .q(r_f3$q),
+        .clock(r_f3$clock)
+    );
+    rsbcast_rx$r_f2l r_f2l(
+        .d(r_f2l$d),
+        .q(r_f2l$q),
+        .clock(r_f2l$clock)
     );
     rsbcast_rx$r_now1 r_now1(
         .d(r_now1$d),
@@ -601,6 +632,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         r_first2$clock = clock;
         r_first2$d = upd$d_first2;
         upd$q_first2 = r_first2$q;
+        r_f3$clock = clock;
+        r_f3$d = upd$d_f3;
+        upd$q_f3 = r_f3$q;
+        r_f2l$clock = clock;
+        r_f2l$d = upd$d_f2l;
+        upd$q_f2l = r_f2l$q;
         r_now1$clock = clock;
         r_now1$d = upd$d_now1;
         upd$q_now1 = r_now1$q;
@@ -633,7 +670,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         upd$window = window;
         judge$trees = trees;
         judge$copy_tree = copy_tree;
-        judge$copy_seq = copy_seq;
+        judge$copy_seq1 = r_in1$q;
         r_oa$clock = clock;
         r_ob$clock = clock;
         r_oc1$clock = clock;
@@ -653,6 +690,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         u_fresh$clock = clock;
         u_out$clock = clock;
         r_in1$clock = clock;
+        r_sz$clock = clock;
         r_oa$d = r_oa$q;
         r_ob$d = r_ob$q;
         r_oc1$d = r_oc1$q;
@@ -672,6 +710,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         u_fresh$d = u_fresh$q;
         u_out$d = u_out$q;
         r_in1$d = r_in1$q;
+        r_sz$d = r_sz$q;
         if (u_restart$q) begin
             if (u_apply$q && (u_fresh$q == k_first)) begin
                 sel_o = r_odf$q;
@@ -691,7 +730,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
             end
             else begin
                 sel_o = r_ofr$q;
-                sel_p = ~|copy_seq;
+                sel_p = r_sz$q;
             end
         end
         else if (u_apply$q && ((u_out$q == k_first) || (u_out$q == k_more) || (u_out$q == k_deliver))) begin
@@ -713,6 +752,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
         pre$in_seq = in_seq;
         pre$e_tree = copy_tree;
         r_in1$d = in_seq + k1_32;
+        r_sz$d = ~|in_seq;
         pre$e_seq1 = r_in1$q;
         pre$e_deliver = sel_o == k_deliver;
         pre$e_push = sel_p;
@@ -757,12 +797,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,copy_seq,lock_take,
 endmodule // rsbcast_rx
 
 
-module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
+module rsbcast_rx$judge(trees,copy_tree,copy_seq1,q_next0,q_next1,q_next2,q_next3,q_base,missing,n0,n1,n2,n3);
     
     // Module arguments
     input wire  [2:0] trees;
     input wire  [1:0] copy_tree;
-    input wire  [31:0] copy_seq;
+    input wire  [31:0] copy_seq1;
     input wire  [31:0] q_next0;
     input wire  [31:0] q_next1;
     input wire  [31:0] q_next2;
@@ -775,7 +815,6 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     output reg  [31:0] n3;
     
     // Constant declarations
-    localparam  c1_32 = 32'h1;
     localparam  c_lo = 32'h7ff;
     localparam  c1_3 = 3'b1;
     localparam  c2_3 = 3'b10;
@@ -790,7 +829,6 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
     localparam  tree2 = 2'b10;
     
     // Local signals
-    reg  [31:0] seq1;
     reg  [3:0] m0;
     reg  [3:0] m1;
     reg  [3:0] m2;
@@ -823,22 +861,21 @@ module rsbcast_rx$judge(trees,copy_tree,copy_seq,q_next0,q_next1,q_next2,q_next3
             m3 = c0_4;
         end
         missing = m0 | m1 | m2 | m3;
-        seq1 = copy_seq + c1_32;
         n0 = q_next0;
         n1 = q_next1;
         n2 = q_next2;
         n3 = q_next3;
         if (copy_tree == tree0) begin
-            n0 = seq1;
+            n0 = copy_seq1;
         end
         else if (copy_tree == tree1) begin
-            n1 = seq1;
+            n1 = copy_seq1;
         end
         else if (copy_tree == tree2) begin
-            n2 = seq1;
+            n2 = copy_seq1;
         end
         else begin
-            n3 = seq1;
+            n3 = copy_seq1;
         end
     end
     
@@ -2124,6 +2161,44 @@ module rsbcast_rx$r_expired(d,q,clock);
 endmodule // rsbcast_rx$r_expired
 
 
+module rsbcast_rx$r_f2l(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_f2l
+
+
+module rsbcast_rx$r_f3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_f3
+
+
 module rsbcast_rx$r_first2(d,q,clock);
     
     // Module arguments
@@ -2542,6 +2617,25 @@ module rsbcast_rx$r_pd(d,q,clock);
 endmodule // rsbcast_rx$r_pd
 
 
+module rsbcast_rx$r_sz(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_sz
+
+
 module rsbcast_rx$r_top(d,q,clock);
     
     // Module arguments
@@ -2733,7 +2827,7 @@ module rsbcast_rx$u_take(d,q,clock);
 endmodule // rsbcast_rx$u_take
 
 
-module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_moved,d_expired,w_en,w_addr,r3,r4);
+module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -2761,6 +2855,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     input wire  [31:0] q_age0;
     input wire  [31:0] q_age1;
     input wire  [31:0] q_first2;
+    input wire  [31:0] q_f3;
+    input wire  q_f2l;
     input wire  q_moved;
     input wire  [31:0] ram3;
     input wire  [31:0] ram4;
@@ -2781,6 +2877,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     output reg  [31:0] d_age0;
     output reg  [31:0] d_age1;
     output reg  [31:0] d_first2;
+    output reg  [31:0] d_f3;
+    output reg  d_f2l;
     output reg  d_moved;
     output reg  d_expired;
     output reg  w_en;
@@ -2821,6 +2919,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  [31:0] a_age0;
     reg  [31:0] a_age1;
     reg  [31:0] a_first2;
+    reg  a_f2l;
     reg  a_moved;
     reg  a_expired;
     reg  a_wen;
@@ -2840,6 +2939,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     reg  e1;
     reg  ez;
     reg  [31:0] first3;
+    reg  [31:0] f2;
     
     // Update code
     always @(*) begin
@@ -2862,9 +2962,16 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         else begin
             first3 = ram3;
         end
+        d_f3 = first3;
+        if (q_f2l) begin
+            f2 = q_f3;
+        end
+        else begin
+            f2 = q_first2;
+        end
         inc0 = q_age0 + c1_32;
         inc1 = q_age1 + c1_32;
-        y2 = q_now1 - q_first2;
+        y2 = q_now1 - f2;
         a_next0 = q_next0;
         a_next1 = q_next1;
         a_next2 = q_next2;
@@ -2876,7 +2983,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         a_busy = q_busy;
         a_age0 = inc0;
         a_age1 = inc1;
-        a_first2 = q_first2;
+        a_first2 = f2;
+        a_f2l = 1'b0;
         a_moved = 1'b0;
         a_expired = q_expired;
         a_wen = 1'b0;
@@ -2898,7 +3006,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
                     a_expired = gt1 && e1;
                     a_age0 = inc1;
                     a_age1 = y2;
-                    a_first2 = first3;
+                    a_f2l = 1'b1;
                 end
             end
             else if (push) begin
@@ -2980,7 +3088,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             end
             d_full = 1'b0;
             d_age1 = inc1;
-            d_first2 = q_first2;
+            d_first2 = f2;
+            d_f2l = 1'b0;
             d_moved = 1'b0;
             w_en = 1'b0;
         end
@@ -2997,6 +3106,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_age0 = a_age0;
             d_age1 = a_age1;
             d_first2 = a_first2;
+            d_f2l = a_f2l;
             d_moved = a_moved;
             d_expired = a_expired;
             w_en = a_wen;
@@ -3013,7 +3123,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
             d_full = q_full;
             d_age0 = inc0;
             d_age1 = inc1;
-            d_first2 = q_first2;
+            d_first2 = f2;
+            d_f2l = 1'b0;
             d_moved = 1'b0;
             d_expired = q_expired;
             w_en = 1'b0;

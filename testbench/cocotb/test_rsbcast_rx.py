@@ -20,7 +20,6 @@ class Rx:
         dut.restart.value = 0
         dut.restart_base.value = 0
         dut.copy_tree.value = 0
-        dut.copy_seq.value = 0
         dut.in_tree.value = 0
         dut.in_seq.value = 0
         dut.lock_take.value = 0
@@ -60,7 +59,6 @@ class Rx:
         d.in_seq.value = seq
         await RisingEdge(d.clock)
         d.copy_tree.value = tree
-        d.copy_seq.value = seq
         await ReadOnly()
         out = int(d.outcome.value)
         await RisingEdge(d.clock)
@@ -144,7 +142,6 @@ async def stream(dut, tree, seqs, want):
         if i == 0:
             continue
         dut.copy_tree.value = tree
-        dut.copy_seq.value = seqs[i - 1]
         dut.apply.value = 1
         await ReadOnly()
         assert int(dut.outcome.value) == want, (tree, seqs[i - 1], int(dut.outcome.value))
