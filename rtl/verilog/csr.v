@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
+module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_drop_one,ev_drop_n,ev_drop_n_en,cfg,window);
     
     // Module arguments
     input wire  clock;
@@ -39,7 +39,9 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     input wire  ev_sent_hb;
     input wire  ev_oversize;
     input wire  [12:0] tick_dropped;
-    input wire  [12:0] ev_dropped;
+    input wire  ev_drop_one;
+    input wire  [12:0] ev_drop_n;
+    input wire  ev_drop_n_en;
     output reg  [927:0] cfg;
     output reg  [31:0] window;
     
@@ -300,6 +302,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_sent_values$tick_n;
     reg  c_sent_values$ev;
     reg  [12:0] c_sent_values$ev_n;
+    reg  c_sent_values$ev_n_en;
     wire  [31:0] c_sent_values$rdata;
     reg  c_sent_heartbeats$clock;
     reg  [15:0] c_sent_heartbeats$bus_addr;
@@ -308,6 +311,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_sent_heartbeats$tick_n;
     reg  c_sent_heartbeats$ev;
     reg  [12:0] c_sent_heartbeats$ev_n;
+    reg  c_sent_heartbeats$ev_n_en;
     wire  [31:0] c_sent_heartbeats$rdata;
     reg  c_delivered$clock;
     reg  [15:0] c_delivered$bus_addr;
@@ -316,6 +320,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_delivered$tick_n;
     reg  c_delivered$ev;
     reg  [12:0] c_delivered$ev_n;
+    reg  c_delivered$ev_n_en;
     wire  [31:0] c_delivered$rdata;
     reg  c_requests_accepted$clock;
     reg  [15:0] c_requests_accepted$bus_addr;
@@ -324,6 +329,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_accepted$tick_n;
     reg  c_requests_accepted$ev;
     reg  [12:0] c_requests_accepted$ev_n;
+    reg  c_requests_accepted$ev_n_en;
     wire  [31:0] c_requests_accepted$rdata;
     reg  c_requests_dropped$clock;
     reg  [15:0] c_requests_dropped$bus_addr;
@@ -332,6 +338,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_dropped$tick_n;
     reg  c_requests_dropped$ev;
     reg  [12:0] c_requests_dropped$ev_n;
+    reg  c_requests_dropped$ev_n_en;
     wire  [31:0] c_requests_dropped$rdata;
     reg  c_requests_oversize$clock;
     reg  [15:0] c_requests_oversize$bus_addr;
@@ -340,6 +347,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_oversize$tick_n;
     reg  c_requests_oversize$ev;
     reg  [12:0] c_requests_oversize$ev_n;
+    reg  c_requests_oversize$ev_n_en;
     wire  [31:0] c_requests_oversize$rdata;
     reg  c_not_leader_replies$clock;
     reg  [15:0] c_not_leader_replies$bus_addr;
@@ -348,6 +356,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_not_leader_replies$tick_n;
     reg  c_not_leader_replies$ev;
     reg  [12:0] c_not_leader_replies$ev_n;
+    reg  c_not_leader_replies$ev_n_en;
     wire  [31:0] c_not_leader_replies$rdata;
     reg  c_malformed$clock;
     reg  [15:0] c_malformed$bus_addr;
@@ -356,6 +365,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_malformed$tick_n;
     reg  c_malformed$ev;
     reg  [12:0] c_malformed$ev_n;
+    reg  c_malformed$ev_n_en;
     wire  [31:0] c_malformed$rdata;
     reg  c_foreign$clock;
     reg  [15:0] c_foreign$bus_addr;
@@ -364,6 +374,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_foreign$tick_n;
     reg  c_foreign$ev;
     reg  [12:0] c_foreign$ev_n;
+    reg  c_foreign$ev_n_en;
     wire  [31:0] c_foreign$rdata;
     reg  c_net_faults$clock;
     reg  [15:0] c_net_faults$bus_addr;
@@ -372,6 +383,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_net_faults$tick_n;
     reg  c_net_faults$ev;
     reg  [12:0] c_net_faults$ev_n;
+    reg  c_net_faults$ev_n_en;
     wire  [31:0] c_net_faults$rdata;
     reg  c_timeouts$clock;
     reg  [15:0] c_timeouts$bus_addr;
@@ -380,6 +392,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_timeouts$tick_n;
     reg  c_timeouts$ev;
     reg  [12:0] c_timeouts$ev_n;
+    reg  c_timeouts$ev_n_en;
     wire  [31:0] c_timeouts$rdata;
     reg  c_stale_epoch$clock;
     reg  [15:0] c_stale_epoch$bus_addr;
@@ -388,6 +401,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_stale_epoch$tick_n;
     reg  c_stale_epoch$ev;
     reg  [12:0] c_stale_epoch$ev_n;
+    reg  c_stale_epoch$ev_n_en;
     wire  [31:0] c_stale_epoch$rdata;
     reg  c_duplicate_copies$clock;
     reg  [15:0] c_duplicate_copies$bus_addr;
@@ -396,6 +410,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_duplicate_copies$tick_n;
     reg  c_duplicate_copies$ev;
     reg  [12:0] c_duplicate_copies$ev_n;
+    reg  c_duplicate_copies$ev_n_en;
     wire  [31:0] c_duplicate_copies$rdata;
     reg  c_late_copies$clock;
     reg  [15:0] c_late_copies$bus_addr;
@@ -404,6 +419,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_late_copies$tick_n;
     reg  c_late_copies$ev;
     reg  [12:0] c_late_copies$ev_n;
+    reg  c_late_copies$ev_n_en;
     wire  [31:0] c_late_copies$rdata;
     reg  c_late_ticks$clock;
     reg  [15:0] c_late_ticks$bus_addr;
@@ -412,6 +428,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_late_ticks$tick_n;
     reg  c_late_ticks$ev;
     reg  [12:0] c_late_ticks$ev_n;
+    reg  c_late_ticks$ev_n_en;
     wire  [31:0] c_late_ticks$rdata;
     reg  c_config_applied$clock;
     reg  [15:0] c_config_applied$bus_addr;
@@ -420,6 +437,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_config_applied$tick_n;
     reg  c_config_applied$ev;
     reg  [12:0] c_config_applied$ev_n;
+    reg  c_config_applied$ev_n_en;
     wire  [31:0] c_config_applied$rdata;
     reg  c_config_rejected$clock;
     reg  [15:0] c_config_rejected$bus_addr;
@@ -428,6 +446,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_config_rejected$tick_n;
     reg  c_config_rejected$ev;
     reg  [12:0] c_config_rejected$ev_n;
+    reg  c_config_rejected$ev_n_en;
     wire  [31:0] c_config_rejected$rdata;
     reg  c_ignored$clock;
     reg  [15:0] c_ignored$bus_addr;
@@ -436,6 +455,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_ignored$tick_n;
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
+    reg  c_ignored$ev_n_en;
     wire  [31:0] c_ignored$rdata;
     reg  c_replies_dropped$clock;
     reg  [15:0] c_replies_dropped$bus_addr;
@@ -444,6 +464,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_replies_dropped$tick_n;
     reg  c_replies_dropped$ev;
     reg  [12:0] c_replies_dropped$ev_n;
+    reg  c_replies_dropped$ev_n_en;
     wire  [31:0] c_replies_dropped$rdata;
     reg  c_host_dropped$clock;
     reg  [15:0] c_host_dropped$bus_addr;
@@ -452,6 +473,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_host_dropped$tick_n;
     reg  c_host_dropped$ev;
     reg  [12:0] c_host_dropped$ev_n;
+    reg  c_host_dropped$ev_n_en;
     wire  [31:0] c_host_dropped$rdata;
     reg  c_unauthorized$clock;
     reg  [15:0] c_unauthorized$bus_addr;
@@ -460,6 +482,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_unauthorized$tick_n;
     reg  c_unauthorized$ev;
     reg  [12:0] c_unauthorized$ev_n;
+    reg  c_unauthorized$ev_n_en;
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
@@ -780,6 +803,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_sent_values$tick_n),
         .ev(c_sent_values$ev),
         .ev_n(c_sent_values$ev_n),
+        .ev_n_en(c_sent_values$ev_n_en),
         .rdata(c_sent_values$rdata)
     );
     csr$c_sent_heartbeats c_sent_heartbeats(
@@ -790,6 +814,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_sent_heartbeats$tick_n),
         .ev(c_sent_heartbeats$ev),
         .ev_n(c_sent_heartbeats$ev_n),
+        .ev_n_en(c_sent_heartbeats$ev_n_en),
         .rdata(c_sent_heartbeats$rdata)
     );
     csr$c_delivered c_delivered(
@@ -800,6 +825,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_delivered$tick_n),
         .ev(c_delivered$ev),
         .ev_n(c_delivered$ev_n),
+        .ev_n_en(c_delivered$ev_n_en),
         .rdata(c_delivered$rdata)
     );
     csr$c_requests_accepted c_requests_accepted(
@@ -810,6 +836,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_accepted$tick_n),
         .ev(c_requests_accepted$ev),
         .ev_n(c_requests_accepted$ev_n),
+        .ev_n_en(c_requests_accepted$ev_n_en),
         .rdata(c_requests_accepted$rdata)
     );
     csr$c_requests_dropped c_requests_dropped(
@@ -820,6 +847,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_dropped$tick_n),
         .ev(c_requests_dropped$ev),
         .ev_n(c_requests_dropped$ev_n),
+        .ev_n_en(c_requests_dropped$ev_n_en),
         .rdata(c_requests_dropped$rdata)
     );
     csr$c_requests_oversize c_requests_oversize(
@@ -830,6 +858,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_oversize$tick_n),
         .ev(c_requests_oversize$ev),
         .ev_n(c_requests_oversize$ev_n),
+        .ev_n_en(c_requests_oversize$ev_n_en),
         .rdata(c_requests_oversize$rdata)
     );
     csr$c_not_leader_replies c_not_leader_replies(
@@ -840,6 +869,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_not_leader_replies$tick_n),
         .ev(c_not_leader_replies$ev),
         .ev_n(c_not_leader_replies$ev_n),
+        .ev_n_en(c_not_leader_replies$ev_n_en),
         .rdata(c_not_leader_replies$rdata)
     );
     csr$c_malformed c_malformed(
@@ -850,6 +880,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_malformed$tick_n),
         .ev(c_malformed$ev),
         .ev_n(c_malformed$ev_n),
+        .ev_n_en(c_malformed$ev_n_en),
         .rdata(c_malformed$rdata)
     );
     csr$c_foreign c_foreign(
@@ -860,6 +891,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_foreign$tick_n),
         .ev(c_foreign$ev),
         .ev_n(c_foreign$ev_n),
+        .ev_n_en(c_foreign$ev_n_en),
         .rdata(c_foreign$rdata)
     );
     csr$c_net_faults c_net_faults(
@@ -870,6 +902,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_net_faults$tick_n),
         .ev(c_net_faults$ev),
         .ev_n(c_net_faults$ev_n),
+        .ev_n_en(c_net_faults$ev_n_en),
         .rdata(c_net_faults$rdata)
     );
     csr$c_timeouts c_timeouts(
@@ -880,6 +913,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_timeouts$tick_n),
         .ev(c_timeouts$ev),
         .ev_n(c_timeouts$ev_n),
+        .ev_n_en(c_timeouts$ev_n_en),
         .rdata(c_timeouts$rdata)
     );
     csr$c_stale_epoch c_stale_epoch(
@@ -890,6 +924,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_stale_epoch$tick_n),
         .ev(c_stale_epoch$ev),
         .ev_n(c_stale_epoch$ev_n),
+        .ev_n_en(c_stale_epoch$ev_n_en),
         .rdata(c_stale_epoch$rdata)
     );
     csr$c_duplicate_copies c_duplicate_copies(
@@ -900,6 +935,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_duplicate_copies$tick_n),
         .ev(c_duplicate_copies$ev),
         .ev_n(c_duplicate_copies$ev_n),
+        .ev_n_en(c_duplicate_copies$ev_n_en),
         .rdata(c_duplicate_copies$rdata)
     );
     csr$c_late_copies c_late_copies(
@@ -910,6 +946,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_late_copies$tick_n),
         .ev(c_late_copies$ev),
         .ev_n(c_late_copies$ev_n),
+        .ev_n_en(c_late_copies$ev_n_en),
         .rdata(c_late_copies$rdata)
     );
     csr$c_late_ticks c_late_ticks(
@@ -920,6 +957,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_late_ticks$tick_n),
         .ev(c_late_ticks$ev),
         .ev_n(c_late_ticks$ev_n),
+        .ev_n_en(c_late_ticks$ev_n_en),
         .rdata(c_late_ticks$rdata)
     );
     csr$c_config_applied c_config_applied(
@@ -930,6 +968,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_config_applied$tick_n),
         .ev(c_config_applied$ev),
         .ev_n(c_config_applied$ev_n),
+        .ev_n_en(c_config_applied$ev_n_en),
         .rdata(c_config_applied$rdata)
     );
     csr$c_config_rejected c_config_rejected(
@@ -940,6 +979,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_config_rejected$tick_n),
         .ev(c_config_rejected$ev),
         .ev_n(c_config_rejected$ev_n),
+        .ev_n_en(c_config_rejected$ev_n_en),
         .rdata(c_config_rejected$rdata)
     );
     csr$c_ignored c_ignored(
@@ -950,6 +990,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_ignored$tick_n),
         .ev(c_ignored$ev),
         .ev_n(c_ignored$ev_n),
+        .ev_n_en(c_ignored$ev_n_en),
         .rdata(c_ignored$rdata)
     );
     csr$c_replies_dropped c_replies_dropped(
@@ -960,6 +1001,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_replies_dropped$tick_n),
         .ev(c_replies_dropped$ev),
         .ev_n(c_replies_dropped$ev_n),
+        .ev_n_en(c_replies_dropped$ev_n_en),
         .rdata(c_replies_dropped$rdata)
     );
     csr$c_host_dropped c_host_dropped(
@@ -970,6 +1012,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_host_dropped$tick_n),
         .ev(c_host_dropped$ev),
         .ev_n(c_host_dropped$ev_n),
+        .ev_n_en(c_host_dropped$ev_n_en),
         .rdata(c_host_dropped$rdata)
     );
     csr$c_unauthorized c_unauthorized(
@@ -980,6 +1023,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_unauthorized$tick_n),
         .ev(c_unauthorized$ev),
         .ev_n(c_unauthorized$ev_n),
+        .ev_n_en(c_unauthorized$ev_n_en),
         .rdata(c_unauthorized$rdata)
     );
     csr$leader32 leader32(
@@ -1243,131 +1287,147 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_sent_values$tick_n = zero13;
         c_sent_values$ev = 1'b0;
         c_sent_values$ev_n = zero13;
+        c_sent_values$ev_n_en = 1'b1;
         c_sent_heartbeats$bus_addr = bus_addr;
         c_sent_heartbeats$clear = clear_counters;
         c_sent_heartbeats$tick = tick_sent_hb;
         c_sent_heartbeats$tick_n = zero13;
         c_sent_heartbeats$ev = ev_sent_hb;
         c_sent_heartbeats$ev_n = zero13;
+        c_sent_heartbeats$ev_n_en = 1'b1;
         c_delivered$bus_addr = bus_addr;
         c_delivered$clear = clear_counters;
         c_delivered$tick = tick_sent_value;
         c_delivered$tick_n = zero13;
         c_delivered$ev = ev_delivered;
         c_delivered$ev_n = zero13;
+        c_delivered$ev_n_en = 1'b1;
         c_requests_accepted$bus_addr = bus_addr;
         c_requests_accepted$clear = clear_counters;
         c_requests_accepted$tick = 1'b0;
         c_requests_accepted$tick_n = zero13;
         c_requests_accepted$ev = ev_accepted;
         c_requests_accepted$ev_n = zero13;
+        c_requests_accepted$ev_n_en = 1'b1;
         c_requests_dropped$bus_addr = bus_addr;
         c_requests_dropped$clear = clear_counters;
         c_requests_dropped$tick = 1'b0;
         c_requests_dropped$tick_n = tick_dropped;
-        c_requests_dropped$ev = 1'b0;
-        c_requests_dropped$ev_n = ev_dropped;
+        c_requests_dropped$ev = ev_drop_one;
+        c_requests_dropped$ev_n = ev_drop_n;
+        c_requests_dropped$ev_n_en = ev_drop_n_en;
         c_requests_oversize$bus_addr = bus_addr;
         c_requests_oversize$clear = clear_counters;
         c_requests_oversize$tick = 1'b0;
         c_requests_oversize$tick_n = zero13;
         c_requests_oversize$ev = ev_oversize;
         c_requests_oversize$ev_n = zero13;
+        c_requests_oversize$ev_n_en = 1'b1;
         c_not_leader_replies$bus_addr = bus_addr;
         c_not_leader_replies$clear = clear_counters;
         c_not_leader_replies$tick = 1'b0;
         c_not_leader_replies$tick_n = zero13;
         c_not_leader_replies$ev = ev_not_leader;
         c_not_leader_replies$ev_n = zero13;
+        c_not_leader_replies$ev_n_en = 1'b1;
         c_malformed$bus_addr = bus_addr;
         c_malformed$clear = clear_counters;
         c_malformed$tick = 1'b0;
         c_malformed$tick_n = zero13;
         c_malformed$ev = ev_malformed;
         c_malformed$ev_n = zero13;
+        c_malformed$ev_n_en = 1'b1;
         c_foreign$bus_addr = bus_addr;
         c_foreign$clear = clear_counters;
         c_foreign$tick = 1'b0;
         c_foreign$tick_n = zero13;
         c_foreign$ev = ev_foreign;
         c_foreign$ev_n = zero13;
+        c_foreign$ev_n_en = 1'b1;
         c_net_faults$bus_addr = bus_addr;
         c_net_faults$clear = clear_counters;
         c_net_faults$tick = tick_net_fault;
         c_net_faults$tick_n = zero13;
         c_net_faults$ev = ev_net_fault;
         c_net_faults$ev_n = zero13;
+        c_net_faults$ev_n_en = 1'b1;
         c_timeouts$bus_addr = bus_addr;
         c_timeouts$clear = clear_counters;
         c_timeouts$tick = tick_timeout;
         c_timeouts$tick_n = zero13;
         c_timeouts$ev = 1'b0;
         c_timeouts$ev_n = zero13;
+        c_timeouts$ev_n_en = 1'b1;
         c_stale_epoch$bus_addr = bus_addr;
         c_stale_epoch$clear = clear_counters;
         c_stale_epoch$tick = 1'b0;
         c_stale_epoch$tick_n = zero13;
         c_stale_epoch$ev = ev_stale;
         c_stale_epoch$ev_n = zero13;
+        c_stale_epoch$ev_n_en = 1'b1;
         c_duplicate_copies$bus_addr = bus_addr;
         c_duplicate_copies$clear = clear_counters;
         c_duplicate_copies$tick = 1'b0;
         c_duplicate_copies$tick_n = zero13;
         c_duplicate_copies$ev = ev_duplicate;
         c_duplicate_copies$ev_n = zero13;
+        c_duplicate_copies$ev_n_en = 1'b1;
         c_late_copies$bus_addr = bus_addr;
         c_late_copies$clear = clear_counters;
         c_late_copies$tick = 1'b0;
         c_late_copies$tick_n = zero13;
         c_late_copies$ev = 1'b0;
         c_late_copies$ev_n = zero13;
+        c_late_copies$ev_n_en = 1'b1;
         c_late_ticks$bus_addr = bus_addr;
         c_late_ticks$clear = clear_counters;
         c_late_ticks$tick = 1'b0;
         c_late_ticks$tick_n = zero13;
         c_late_ticks$ev = 1'b0;
         c_late_ticks$ev_n = zero13;
+        c_late_ticks$ev_n_en = 1'b1;
         c_config_applied$bus_addr = bus_addr;
         c_config_applied$clear = clear_counters;
         c_config_applied$tick = 1'b0;
         c_config_applied$tick_n = zero13;
         c_config_applied$ev = 1'b0;
         c_config_applied$ev_n = zero13;
+        c_config_applied$ev_n_en = 1'b1;
         c_config_rejected$bus_addr = bus_addr;
         c_config_rejected$clear = clear_counters;
         c_config_rejected$tick = 1'b0;
         c_config_rejected$tick_n = zero13;
         c_config_rejected$ev = 1'b0;
         c_config_rejected$ev_n = zero13;
+        c_config_rejected$ev_n_en = 1'b1;
         c_ignored$bus_addr = bus_addr;
         c_ignored$clear = clear_counters;
         c_ignored$tick = 1'b0;
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
+        c_ignored$ev_n_en = 1'b1;
         c_replies_dropped$bus_addr = bus_addr;
         c_replies_dropped$clear = clear_counters;
         c_replies_dropped$tick = 1'b0;
         c_replies_dropped$tick_n = zero13;
         c_replies_dropped$ev = drop_reply_ok;
-        if (drop_reply_nl) begin
-            c_replies_dropped$ev_n = one13;
-        end
-        else begin
-            c_replies_dropped$ev_n = zero13;
-        end
+        c_replies_dropped$ev_n = one13;
+        c_replies_dropped$ev_n_en = drop_reply_nl;
         c_host_dropped$bus_addr = bus_addr;
         c_host_dropped$clear = clear_counters;
         c_host_dropped$tick = 1'b0;
         c_host_dropped$tick_n = zero13;
         c_host_dropped$ev = drop_host;
         c_host_dropped$ev_n = zero13;
+        c_host_dropped$ev_n_en = 1'b1;
         c_unauthorized$bus_addr = bus_addr;
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
+        c_unauthorized$ev_n_en = 1'b1;
         w_data$clock = clock;
         w_ctrl$clock = clock;
         w_data$d = bus_wdata;
@@ -1416,7 +1476,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
 endmodule // csr
 
 
-module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1426,6 +1486,7 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -1434,6 +1495,7 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -1454,6 +1516,9 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -1498,6 +1563,11 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_config_applied$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_config_applied$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -1519,19 +1589,27 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -1644,6 +1722,25 @@ module csr$c_config_applied$r_ev_n(d,q,clock);
 endmodule // csr$c_config_applied$r_ev_n
 
 
+module csr$c_config_applied$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_applied$r_ev_n_en
+
+
 module csr$c_config_applied$r_tick(d,q,clock);
     
     // Module arguments
@@ -1715,7 +1812,7 @@ module csr$c_config_applied$xn(narrow,wide);
 endmodule // csr$c_config_applied$xn
 
 
-module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1725,6 +1822,7 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -1733,6 +1831,7 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -1753,6 +1852,9 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -1797,6 +1899,11 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_config_rejected$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_config_rejected$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -1818,19 +1925,27 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -1943,6 +2058,25 @@ module csr$c_config_rejected$r_ev_n(d,q,clock);
 endmodule // csr$c_config_rejected$r_ev_n
 
 
+module csr$c_config_rejected$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_config_rejected$r_ev_n_en
+
+
 module csr$c_config_rejected$r_tick(d,q,clock);
     
     // Module arguments
@@ -2014,7 +2148,7 @@ module csr$c_config_rejected$xn(narrow,wide);
 endmodule // csr$c_config_rejected$xn
 
 
-module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2024,6 +2158,7 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2032,6 +2167,7 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2052,6 +2188,9 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2096,6 +2235,11 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_delivered$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_delivered$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2117,19 +2261,27 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2242,6 +2394,25 @@ module csr$c_delivered$r_ev_n(d,q,clock);
 endmodule // csr$c_delivered$r_ev_n
 
 
+module csr$c_delivered$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_delivered$r_ev_n_en
+
+
 module csr$c_delivered$r_tick(d,q,clock);
     
     // Module arguments
@@ -2313,7 +2484,7 @@ module csr$c_delivered$xn(narrow,wide);
 endmodule // csr$c_delivered$xn
 
 
-module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2323,6 +2494,7 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2331,6 +2503,7 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2351,6 +2524,9 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2395,6 +2571,11 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_duplicate_copies$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2416,19 +2597,27 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2541,6 +2730,25 @@ module csr$c_duplicate_copies$r_ev_n(d,q,clock);
 endmodule // csr$c_duplicate_copies$r_ev_n
 
 
+module csr$c_duplicate_copies$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_duplicate_copies$r_ev_n_en
+
+
 module csr$c_duplicate_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -2612,7 +2820,7 @@ module csr$c_duplicate_copies$xn(narrow,wide);
 endmodule // csr$c_duplicate_copies$xn
 
 
-module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2622,6 +2830,7 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2630,6 +2839,7 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2650,6 +2860,9 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2694,6 +2907,11 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_foreign$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_foreign$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2715,19 +2933,27 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2840,6 +3066,25 @@ module csr$c_foreign$r_ev_n(d,q,clock);
 endmodule // csr$c_foreign$r_ev_n
 
 
+module csr$c_foreign$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_foreign$r_ev_n_en
+
+
 module csr$c_foreign$r_tick(d,q,clock);
     
     // Module arguments
@@ -2911,7 +3156,7 @@ module csr$c_foreign$xn(narrow,wide);
 endmodule // csr$c_foreign$xn
 
 
-module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2921,6 +3166,7 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2929,6 +3175,7 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2949,6 +3196,9 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2993,6 +3243,11 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_host_dropped$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_host_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3014,19 +3269,27 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3139,6 +3402,25 @@ module csr$c_host_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_host_dropped$r_ev_n
 
 
+module csr$c_host_dropped$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_host_dropped$r_ev_n_en
+
+
 module csr$c_host_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -3210,7 +3492,7 @@ module csr$c_host_dropped$xn(narrow,wide);
 endmodule // csr$c_host_dropped$xn
 
 
-module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3220,6 +3502,7 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3228,6 +3511,7 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3248,6 +3532,9 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3292,6 +3579,11 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_ignored$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_ignored$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3313,19 +3605,27 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3438,6 +3738,25 @@ module csr$c_ignored$r_ev_n(d,q,clock);
 endmodule // csr$c_ignored$r_ev_n
 
 
+module csr$c_ignored$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_ignored$r_ev_n_en
+
+
 module csr$c_ignored$r_tick(d,q,clock);
     
     // Module arguments
@@ -3509,7 +3828,7 @@ module csr$c_ignored$xn(narrow,wide);
 endmodule // csr$c_ignored$xn
 
 
-module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3519,6 +3838,7 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3527,6 +3847,7 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3547,6 +3868,9 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3591,6 +3915,11 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_late_copies$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_late_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3612,19 +3941,27 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3737,6 +4074,25 @@ module csr$c_late_copies$r_ev_n(d,q,clock);
 endmodule // csr$c_late_copies$r_ev_n
 
 
+module csr$c_late_copies$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_copies$r_ev_n_en
+
+
 module csr$c_late_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -3808,7 +4164,7 @@ module csr$c_late_copies$xn(narrow,wide);
 endmodule // csr$c_late_copies$xn
 
 
-module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3818,6 +4174,7 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3826,6 +4183,7 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3846,6 +4204,9 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3890,6 +4251,11 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_late_ticks$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_late_ticks$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3911,19 +4277,27 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4036,6 +4410,25 @@ module csr$c_late_ticks$r_ev_n(d,q,clock);
 endmodule // csr$c_late_ticks$r_ev_n
 
 
+module csr$c_late_ticks$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_late_ticks$r_ev_n_en
+
+
 module csr$c_late_ticks$r_tick(d,q,clock);
     
     // Module arguments
@@ -4107,7 +4500,7 @@ module csr$c_late_ticks$xn(narrow,wide);
 endmodule // csr$c_late_ticks$xn
 
 
-module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4117,6 +4510,7 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4125,6 +4519,7 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4145,6 +4540,9 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4189,6 +4587,11 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_malformed$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_malformed$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4210,19 +4613,27 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4335,6 +4746,25 @@ module csr$c_malformed$r_ev_n(d,q,clock);
 endmodule // csr$c_malformed$r_ev_n
 
 
+module csr$c_malformed$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_malformed$r_ev_n_en
+
+
 module csr$c_malformed$r_tick(d,q,clock);
     
     // Module arguments
@@ -4406,7 +4836,7 @@ module csr$c_malformed$xn(narrow,wide);
 endmodule // csr$c_malformed$xn
 
 
-module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4416,6 +4846,7 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4424,6 +4855,7 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4444,6 +4876,9 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4488,6 +4923,11 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_net_faults$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_net_faults$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4509,19 +4949,27 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4634,6 +5082,25 @@ module csr$c_net_faults$r_ev_n(d,q,clock);
 endmodule // csr$c_net_faults$r_ev_n
 
 
+module csr$c_net_faults$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_net_faults$r_ev_n_en
+
+
 module csr$c_net_faults$r_tick(d,q,clock);
     
     // Module arguments
@@ -4705,7 +5172,7 @@ module csr$c_net_faults$xn(narrow,wide);
 endmodule // csr$c_net_faults$xn
 
 
-module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4715,6 +5182,7 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4723,6 +5191,7 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4743,6 +5212,9 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4787,6 +5259,11 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_not_leader_replies$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4808,19 +5285,27 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4933,6 +5418,25 @@ module csr$c_not_leader_replies$r_ev_n(d,q,clock);
 endmodule // csr$c_not_leader_replies$r_ev_n
 
 
+module csr$c_not_leader_replies$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_not_leader_replies$r_ev_n_en
+
+
 module csr$c_not_leader_replies$r_tick(d,q,clock);
     
     // Module arguments
@@ -5004,7 +5508,7 @@ module csr$c_not_leader_replies$xn(narrow,wide);
 endmodule // csr$c_not_leader_replies$xn
 
 
-module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5014,6 +5518,7 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5022,6 +5527,7 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5042,6 +5548,9 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5086,6 +5595,11 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_replies_dropped$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5107,19 +5621,27 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5232,6 +5754,25 @@ module csr$c_replies_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_replies_dropped$r_ev_n
 
 
+module csr$c_replies_dropped$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_replies_dropped$r_ev_n_en
+
+
 module csr$c_replies_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -5303,7 +5844,7 @@ module csr$c_replies_dropped$xn(narrow,wide);
 endmodule // csr$c_replies_dropped$xn
 
 
-module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5313,6 +5854,7 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5321,6 +5863,7 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5341,6 +5884,9 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5385,6 +5931,11 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_requests_accepted$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5406,19 +5957,27 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5531,6 +6090,25 @@ module csr$c_requests_accepted$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_accepted$r_ev_n
 
 
+module csr$c_requests_accepted$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_accepted$r_ev_n_en
+
+
 module csr$c_requests_accepted$r_tick(d,q,clock);
     
     // Module arguments
@@ -5602,7 +6180,7 @@ module csr$c_requests_accepted$xn(narrow,wide);
 endmodule // csr$c_requests_accepted$xn
 
 
-module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5612,6 +6190,7 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5620,6 +6199,7 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5640,6 +6220,9 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5684,6 +6267,11 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_requests_dropped$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5705,19 +6293,27 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5830,6 +6426,25 @@ module csr$c_requests_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_dropped$r_ev_n
 
 
+module csr$c_requests_dropped$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_dropped$r_ev_n_en
+
+
 module csr$c_requests_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -5901,7 +6516,7 @@ module csr$c_requests_dropped$xn(narrow,wide);
 endmodule // csr$c_requests_dropped$xn
 
 
-module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5911,6 +6526,7 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5919,6 +6535,7 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5939,6 +6556,9 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5983,6 +6603,11 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_requests_oversize$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6004,19 +6629,27 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6129,6 +6762,25 @@ module csr$c_requests_oversize$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_oversize$r_ev_n
 
 
+module csr$c_requests_oversize$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_requests_oversize$r_ev_n_en
+
+
 module csr$c_requests_oversize$r_tick(d,q,clock);
     
     // Module arguments
@@ -6200,7 +6852,7 @@ module csr$c_requests_oversize$xn(narrow,wide);
 endmodule // csr$c_requests_oversize$xn
 
 
-module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6210,6 +6862,7 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6218,6 +6871,7 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6238,6 +6892,9 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6282,6 +6939,11 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_sent_heartbeats$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6303,19 +6965,27 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6428,6 +7098,25 @@ module csr$c_sent_heartbeats$r_ev_n(d,q,clock);
 endmodule // csr$c_sent_heartbeats$r_ev_n
 
 
+module csr$c_sent_heartbeats$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_heartbeats$r_ev_n_en
+
+
 module csr$c_sent_heartbeats$r_tick(d,q,clock);
     
     // Module arguments
@@ -6499,7 +7188,7 @@ module csr$c_sent_heartbeats$xn(narrow,wide);
 endmodule // csr$c_sent_heartbeats$xn
 
 
-module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6509,6 +7198,7 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6517,6 +7207,7 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6537,6 +7228,9 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6581,6 +7275,11 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_sent_values$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_sent_values$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6602,19 +7301,27 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6727,6 +7434,25 @@ module csr$c_sent_values$r_ev_n(d,q,clock);
 endmodule // csr$c_sent_values$r_ev_n
 
 
+module csr$c_sent_values$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_sent_values$r_ev_n_en
+
+
 module csr$c_sent_values$r_tick(d,q,clock);
     
     // Module arguments
@@ -6798,7 +7524,7 @@ module csr$c_sent_values$xn(narrow,wide);
 endmodule // csr$c_sent_values$xn
 
 
-module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6808,6 +7534,7 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6816,6 +7543,7 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6836,6 +7564,9 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6880,6 +7611,11 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_stale_epoch$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6901,19 +7637,27 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7026,6 +7770,25 @@ module csr$c_stale_epoch$r_ev_n(d,q,clock);
 endmodule // csr$c_stale_epoch$r_ev_n
 
 
+module csr$c_stale_epoch$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_stale_epoch$r_ev_n_en
+
+
 module csr$c_stale_epoch$r_tick(d,q,clock);
     
     // Module arguments
@@ -7097,7 +7860,7 @@ module csr$c_stale_epoch$xn(narrow,wide);
 endmodule // csr$c_stale_epoch$xn
 
 
-module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7107,6 +7870,7 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -7115,6 +7879,7 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -7135,6 +7900,9 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -7179,6 +7947,11 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_timeouts$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_timeouts$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -7200,19 +7973,27 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7325,6 +8106,25 @@ module csr$c_timeouts$r_ev_n(d,q,clock);
 endmodule // csr$c_timeouts$r_ev_n
 
 
+module csr$c_timeouts$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_timeouts$r_ev_n_en
+
+
 module csr$c_timeouts$r_tick(d,q,clock);
     
     // Module arguments
@@ -7396,7 +8196,7 @@ module csr$c_timeouts$xn(narrow,wide);
 endmodule // csr$c_timeouts$xn
 
 
-module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
+module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7406,6 +8206,7 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
+    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -7414,6 +8215,7 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
+    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -7434,6 +8236,9 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
+    reg  r_ev_n_en$d;
+    wire  r_ev_n_en$q;
+    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -7478,6 +8283,11 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
+    csr$c_unauthorized$r_ev_n_en r_ev_n_en(
+        .d(r_ev_n_en$d),
+        .q(r_ev_n_en$q),
+        .clock(r_ev_n_en$clock)
+    );
     csr$c_unauthorized$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -7499,19 +8309,27 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
+        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
+        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
+        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        xm$narrow = r_ev_n$q;
+        if (r_ev_n_en$q) begin
+            xm$narrow = r_ev_n$q;
+        end
+        else begin
+            xm$narrow = zero13;
+        end
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7622,6 +8440,25 @@ module csr$c_unauthorized$r_ev_n(d,q,clock);
     end
           
 endmodule // csr$c_unauthorized$r_ev_n
+
+
+module csr$c_unauthorized$r_ev_n_en(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // csr$c_unauthorized$r_ev_n_en
 
 
 module csr$c_unauthorized$r_tick(d,q,clock);
