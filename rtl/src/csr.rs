@@ -155,8 +155,7 @@ impl Logic for ConfigRegAny {
 
 block! {
     /// One 64-bit counter: `value += tick + tick_n`, then cleared if `clear`, then `+= ev + ev_n`
-    /// (`ev_n` only if `ev_n_en`) (the model's order within one cycle: tick phase,
-    /// CLEAR_COUNTERS, event phase).
+    /// (the model's order within one cycle: tick phase, CLEAR_COUNTERS, event phase).
     ///
     /// The cycle's increments and `clear` are registered first and added in the next cycle, so no
     /// 64-bit adder sits behind the core's tick and event logic: a count shows on the bus one cycle
@@ -169,9 +168,6 @@ block! {
         pub tick_n: Signal<In, Bits<13>>,
         pub ev: Signal<In, Bit>,
         pub ev_n: Signal<In, Bits<13>>,
-        /// `ev_n` counts: picked after the register, so that a late decision to count a
-        /// value that is known early is one bit into a register, not a pick of 13.
-        pub ev_n_en: Signal<In, Bit>,
         pub rdata: Signal<Out, Bits<32>>,
         r: DFF<Bits<64>>,
         r_clear: DFF<Bit>,
@@ -179,7 +175,6 @@ block! {
         r_tick_n: DFF<Bits<13>>,
         r_ev: DFF<Bit>,
         r_ev_n: DFF<Bits<13>>,
-        r_ev_n_en: DFF<Bit>,
         ta: Signal<Local, Bits<16>>,
         ea: Signal<Local, Bits<16>>,
         amount: Signal<Local, Bits<16>>,
@@ -189,7 +184,6 @@ block! {
         zero: Constant<Bits<64>> = k(0),
         one16: Constant<Bits<16>> = k(1),
         zero32: Constant<Bits<32>> = k(0),
-        zero13: Constant<Bits<13>> = k(0),
         xn: ZeroExtend<13, 16>,
         xm: ZeroExtend<13, 16>,
         xa: ZeroExtend<16, 64>,
@@ -206,24 +200,17 @@ impl Counter64 {
 impl Logic for Counter64 {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, r, r_clear, r_tick, r_tick_n, r_ev, r_ev_n, r_ev_n_en
-        );
+        dff_setup!(self, clock, r, r_clear, r_tick, r_tick_n, r_ev, r_ev_n);
         // This cycle's increments and clear, registered.
         self.r_clear.d.next = self.clear.val();
         self.r_tick.d.next = self.tick.val();
         self.r_tick_n.d.next = self.tick_n.val();
         self.r_ev.d.next = self.ev.val();
         self.r_ev_n.d.next = self.ev_n.val();
-        self.r_ev_n_en.d.next = self.ev_n_en.val();
         // Last cycle's, added now: (value + tick part, or 0 if cleared) + event part, i.e.
         // (cleared ? 0 : value) + (cleared ? 0 : tick part) + event part (at most 2 · 8192).
         self.xn.narrow.next = self.r_tick_n.q.val();
-        if self.r_ev_n_en.q.val() {
-            self.xm.narrow.next = self.r_ev_n.q.val();
-        } else {
-            self.xm.narrow.next = self.zero13.val();
-        }
+        self.xm.narrow.next = self.r_ev_n.q.val();
         if self.r_tick.q.val() {
             self.ta.next = self.xn.wide.val() + self.one16.val();
         } else {
@@ -368,11 +355,7 @@ block! {
         pub ev_sent_hb: Signal<In, Bit>,
         pub ev_oversize: Signal<In, Bit>,
         pub tick_dropped: Signal<In, Bits<13>>,
-        /// Requests dropped by the event phase: one (`ev_drop_one`, a request refused for
-        /// lack of room), else `ev_drop_n` if `ev_drop_n_en` (the FIFO's, dropped with it).
-        pub ev_drop_one: Signal<In, Bit>,
-        pub ev_drop_n: Signal<In, Bits<13>>,
-        pub ev_drop_n_en: Signal<In, Bit>,
+        pub ev_dropped: Signal<In, Bits<13>>,
         /// The configuration registers' values.
         pub cfg: Signal<Out, Cfg>,
         /// `delta + drift`: the RSBCAST window (registered: both change only while disabled, and
@@ -726,147 +709,130 @@ impl Logic for Csr {
         self.c_sent_values.tick_n.next = self.zero13.val();
         self.c_sent_values.ev.next = false;
         self.c_sent_values.ev_n.next = self.zero13.val();
-        self.c_sent_values.ev_n_en.next = true;
         self.c_sent_heartbeats.bus_addr.next = self.bus_addr.val();
         self.c_sent_heartbeats.clear.next = self.clear_counters.val();
         self.c_sent_heartbeats.tick.next = self.tick_sent_hb.val();
         self.c_sent_heartbeats.tick_n.next = self.zero13.val();
         self.c_sent_heartbeats.ev.next = self.ev_sent_hb.val();
         self.c_sent_heartbeats.ev_n.next = self.zero13.val();
-        self.c_sent_heartbeats.ev_n_en.next = true;
         self.c_delivered.bus_addr.next = self.bus_addr.val();
         self.c_delivered.clear.next = self.clear_counters.val();
         self.c_delivered.tick.next = self.tick_sent_value.val();
         self.c_delivered.tick_n.next = self.zero13.val();
         self.c_delivered.ev.next = self.ev_delivered.val();
         self.c_delivered.ev_n.next = self.zero13.val();
-        self.c_delivered.ev_n_en.next = true;
         self.c_requests_accepted.bus_addr.next = self.bus_addr.val();
         self.c_requests_accepted.clear.next = self.clear_counters.val();
         self.c_requests_accepted.tick.next = false;
         self.c_requests_accepted.tick_n.next = self.zero13.val();
         self.c_requests_accepted.ev.next = self.ev_accepted.val();
         self.c_requests_accepted.ev_n.next = self.zero13.val();
-        self.c_requests_accepted.ev_n_en.next = true;
         self.c_requests_dropped.bus_addr.next = self.bus_addr.val();
         self.c_requests_dropped.clear.next = self.clear_counters.val();
         self.c_requests_dropped.tick.next = false;
         self.c_requests_dropped.tick_n.next = self.tick_dropped.val();
-        self.c_requests_dropped.ev.next = self.ev_drop_one.val();
-        self.c_requests_dropped.ev_n.next = self.ev_drop_n.val();
-        self.c_requests_dropped.ev_n_en.next = self.ev_drop_n_en.val();
+        self.c_requests_dropped.ev.next = false;
+        self.c_requests_dropped.ev_n.next = self.ev_dropped.val();
         self.c_requests_oversize.bus_addr.next = self.bus_addr.val();
         self.c_requests_oversize.clear.next = self.clear_counters.val();
         self.c_requests_oversize.tick.next = false;
         self.c_requests_oversize.tick_n.next = self.zero13.val();
         self.c_requests_oversize.ev.next = self.ev_oversize.val();
         self.c_requests_oversize.ev_n.next = self.zero13.val();
-        self.c_requests_oversize.ev_n_en.next = true;
         self.c_not_leader_replies.bus_addr.next = self.bus_addr.val();
         self.c_not_leader_replies.clear.next = self.clear_counters.val();
         self.c_not_leader_replies.tick.next = false;
         self.c_not_leader_replies.tick_n.next = self.zero13.val();
         self.c_not_leader_replies.ev.next = self.ev_not_leader.val();
         self.c_not_leader_replies.ev_n.next = self.zero13.val();
-        self.c_not_leader_replies.ev_n_en.next = true;
         self.c_malformed.bus_addr.next = self.bus_addr.val();
         self.c_malformed.clear.next = self.clear_counters.val();
         self.c_malformed.tick.next = false;
         self.c_malformed.tick_n.next = self.zero13.val();
         self.c_malformed.ev.next = self.ev_malformed.val();
         self.c_malformed.ev_n.next = self.zero13.val();
-        self.c_malformed.ev_n_en.next = true;
         self.c_foreign.bus_addr.next = self.bus_addr.val();
         self.c_foreign.clear.next = self.clear_counters.val();
         self.c_foreign.tick.next = false;
         self.c_foreign.tick_n.next = self.zero13.val();
         self.c_foreign.ev.next = self.ev_foreign.val();
         self.c_foreign.ev_n.next = self.zero13.val();
-        self.c_foreign.ev_n_en.next = true;
         self.c_net_faults.bus_addr.next = self.bus_addr.val();
         self.c_net_faults.clear.next = self.clear_counters.val();
         self.c_net_faults.tick.next = self.tick_net_fault.val();
         self.c_net_faults.tick_n.next = self.zero13.val();
         self.c_net_faults.ev.next = self.ev_net_fault.val();
         self.c_net_faults.ev_n.next = self.zero13.val();
-        self.c_net_faults.ev_n_en.next = true;
         self.c_timeouts.bus_addr.next = self.bus_addr.val();
         self.c_timeouts.clear.next = self.clear_counters.val();
         self.c_timeouts.tick.next = self.tick_timeout.val();
         self.c_timeouts.tick_n.next = self.zero13.val();
         self.c_timeouts.ev.next = false;
         self.c_timeouts.ev_n.next = self.zero13.val();
-        self.c_timeouts.ev_n_en.next = true;
         self.c_stale_epoch.bus_addr.next = self.bus_addr.val();
         self.c_stale_epoch.clear.next = self.clear_counters.val();
         self.c_stale_epoch.tick.next = false;
         self.c_stale_epoch.tick_n.next = self.zero13.val();
         self.c_stale_epoch.ev.next = self.ev_stale.val();
         self.c_stale_epoch.ev_n.next = self.zero13.val();
-        self.c_stale_epoch.ev_n_en.next = true;
         self.c_duplicate_copies.bus_addr.next = self.bus_addr.val();
         self.c_duplicate_copies.clear.next = self.clear_counters.val();
         self.c_duplicate_copies.tick.next = false;
         self.c_duplicate_copies.tick_n.next = self.zero13.val();
         self.c_duplicate_copies.ev.next = self.ev_duplicate.val();
         self.c_duplicate_copies.ev_n.next = self.zero13.val();
-        self.c_duplicate_copies.ev_n_en.next = true;
         self.c_late_copies.bus_addr.next = self.bus_addr.val();
         self.c_late_copies.clear.next = self.clear_counters.val();
         self.c_late_copies.tick.next = false;
         self.c_late_copies.tick_n.next = self.zero13.val();
         self.c_late_copies.ev.next = false;
         self.c_late_copies.ev_n.next = self.zero13.val();
-        self.c_late_copies.ev_n_en.next = true;
         self.c_late_ticks.bus_addr.next = self.bus_addr.val();
         self.c_late_ticks.clear.next = self.clear_counters.val();
         self.c_late_ticks.tick.next = false;
         self.c_late_ticks.tick_n.next = self.zero13.val();
         self.c_late_ticks.ev.next = false;
         self.c_late_ticks.ev_n.next = self.zero13.val();
-        self.c_late_ticks.ev_n_en.next = true;
         self.c_config_applied.bus_addr.next = self.bus_addr.val();
         self.c_config_applied.clear.next = self.clear_counters.val();
         self.c_config_applied.tick.next = false;
         self.c_config_applied.tick_n.next = self.zero13.val();
         self.c_config_applied.ev.next = false;
         self.c_config_applied.ev_n.next = self.zero13.val();
-        self.c_config_applied.ev_n_en.next = true;
         self.c_config_rejected.bus_addr.next = self.bus_addr.val();
         self.c_config_rejected.clear.next = self.clear_counters.val();
         self.c_config_rejected.tick.next = false;
         self.c_config_rejected.tick_n.next = self.zero13.val();
         self.c_config_rejected.ev.next = false;
         self.c_config_rejected.ev_n.next = self.zero13.val();
-        self.c_config_rejected.ev_n_en.next = true;
         self.c_ignored.bus_addr.next = self.bus_addr.val();
         self.c_ignored.clear.next = self.clear_counters.val();
         self.c_ignored.tick.next = false;
         self.c_ignored.tick_n.next = self.zero13.val();
         self.c_ignored.ev.next = self.ev_ignored.val();
         self.c_ignored.ev_n.next = self.zero13.val();
-        self.c_ignored.ev_n_en.next = true;
         self.c_replies_dropped.bus_addr.next = self.bus_addr.val();
         self.c_replies_dropped.clear.next = self.clear_counters.val();
         self.c_replies_dropped.tick.next = false;
         self.c_replies_dropped.tick_n.next = self.zero13.val();
         self.c_replies_dropped.ev.next = self.drop_reply_ok.val();
-        self.c_replies_dropped.ev_n.next = self.one13.val();
-        self.c_replies_dropped.ev_n_en.next = self.drop_reply_nl.val();
+        if self.drop_reply_nl.val() {
+            self.c_replies_dropped.ev_n.next = self.one13.val();
+        } else {
+            self.c_replies_dropped.ev_n.next = self.zero13.val();
+        }
         self.c_host_dropped.bus_addr.next = self.bus_addr.val();
         self.c_host_dropped.clear.next = self.clear_counters.val();
         self.c_host_dropped.tick.next = false;
         self.c_host_dropped.tick_n.next = self.zero13.val();
         self.c_host_dropped.ev.next = self.drop_host.val();
         self.c_host_dropped.ev_n.next = self.zero13.val();
-        self.c_host_dropped.ev_n_en.next = true;
         self.c_unauthorized.bus_addr.next = self.bus_addr.val();
         self.c_unauthorized.clear.next = self.clear_counters.val();
         self.c_unauthorized.tick.next = false;
         self.c_unauthorized.tick_n.next = self.zero13.val();
         self.c_unauthorized.ev.next = self.ev_unauthorized.val();
         self.c_unauthorized.ev_n.next = self.zero13.val();
-        self.c_unauthorized.ev_n_en.next = true;
         self.w_data.clock.next = self.clock.val();
         self.w_ctrl.clock.next = self.clock.val();
         self.w_data.d.next = self.bus_wdata.val();

@@ -358,12 +358,7 @@ block! {
         pub ev_duplicate: Signal<Out, Bit>,
         pub ev_net_fault: Signal<Out, Bit>,
         pub ev_delivered: Signal<Out, Bit>,
-        /// Requests the event phase drops: one (`ev_drop_one`: a request refused for lack of
-        /// room), else `ev_drop_n` if `ev_drop_n_en` (the FIFO's, dropped with it). The count
-        /// and the late decision to drop it are apart, for `csr` to pick after its register.
-        pub ev_drop_one: Signal<Out, Bit>,
-        pub ev_drop_n: Signal<Out, Bits<13>>,
-        pub ev_drop_n_en: Signal<Out, Bit>,
+        pub ev_dropped: Signal<Out, Bits<13>>,
         pub ev_accepted: Signal<Out, Bit>,
         pub ev_not_leader: Signal<Out, Bit>,
         pub ev_sent_hb: Signal<Out, Bit>,
@@ -795,6 +790,7 @@ block! {
         k1_8: Constant<Bits<8>> = k(1),
         k_sender_none: Constant<Bits<8>> = k(proto::wire::SENDER_NONE as u64),
         k0_13: Constant<Bits<13>> = k(0),
+        k1_13: Constant<Bits<13>> = k(1),
         s_base: Signal<Local, Bits<32>>,
         k0_32: Constant<Bits<32>> = k(0),
         k1_32: Constant<Bits<32>> = k(1),
@@ -1626,12 +1622,17 @@ impl Logic for LowiCore {
         self.ev_duplicate.next = self.r_dup.val();
         self.ev_net_fault.next = self.r_any_fault.val();
         self.ev_delivered.next = self.rx_deliver.val();
-        self.ev_drop_one.next = self.q_req.val()
+        self.ev_dropped.next = self.k0_13.val();
+        if self.y_drop.val() {
+            self.ev_dropped.next = self.e_len.val();
+        }
+        if self.q_req.val()
             && self.p_is_leader.val()
             && !self.q_oversize.val()
-            && !self.q_room.val();
-        self.ev_drop_n.next = self.e_len.val();
-        self.ev_drop_n_en.next = self.y_drop.val() && !self.ev_drop_one.val();
+            && !self.q_room.val()
+        {
+            self.ev_dropped.next = self.k1_13.val();
+        }
         self.ev_accepted.next = self.fifo_push.val();
         self.ev_not_leader.next = self.nl_reply.val();
         self.ev_sent_hb.next = self.c_start.val();

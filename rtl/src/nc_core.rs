@@ -283,9 +283,7 @@ impl<const P: usize> Logic for NcCore<P> {
         self.regs.ev_sent_hb.next = self.core.ev_sent_hb.val();
         self.regs.ev_oversize.next = self.core.ev_oversize.val();
         self.regs.tick_dropped.next = self.core.tick_dropped.val();
-        self.regs.ev_drop_one.next = self.core.ev_drop_one.val();
-        self.regs.ev_drop_n.next = self.core.ev_drop_n.val();
-        self.regs.ev_drop_n_en.next = self.core.ev_drop_n_en.val();
+        self.regs.ev_dropped.next = self.core.ev_dropped.val();
         self.core.rx_valid.next = self.rx_valid.val();
         self.core.rx_port.next = self.rx_port.val();
         self.core.rx_class.next = self.rx_class.val();

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_drop_one,ev_drop_n,ev_drop_n_en,cfg,window);
+module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
     
     // Module arguments
     input wire  clock;
@@ -39,9 +39,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     input wire  ev_sent_hb;
     input wire  ev_oversize;
     input wire  [12:0] tick_dropped;
-    input wire  ev_drop_one;
-    input wire  [12:0] ev_drop_n;
-    input wire  ev_drop_n_en;
+    input wire  [12:0] ev_dropped;
     output reg  [927:0] cfg;
     output reg  [31:0] window;
     
@@ -302,7 +300,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_sent_values$tick_n;
     reg  c_sent_values$ev;
     reg  [12:0] c_sent_values$ev_n;
-    reg  c_sent_values$ev_n_en;
     wire  [31:0] c_sent_values$rdata;
     reg  c_sent_heartbeats$clock;
     reg  [15:0] c_sent_heartbeats$bus_addr;
@@ -311,7 +308,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_sent_heartbeats$tick_n;
     reg  c_sent_heartbeats$ev;
     reg  [12:0] c_sent_heartbeats$ev_n;
-    reg  c_sent_heartbeats$ev_n_en;
     wire  [31:0] c_sent_heartbeats$rdata;
     reg  c_delivered$clock;
     reg  [15:0] c_delivered$bus_addr;
@@ -320,7 +316,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_delivered$tick_n;
     reg  c_delivered$ev;
     reg  [12:0] c_delivered$ev_n;
-    reg  c_delivered$ev_n_en;
     wire  [31:0] c_delivered$rdata;
     reg  c_requests_accepted$clock;
     reg  [15:0] c_requests_accepted$bus_addr;
@@ -329,7 +324,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_accepted$tick_n;
     reg  c_requests_accepted$ev;
     reg  [12:0] c_requests_accepted$ev_n;
-    reg  c_requests_accepted$ev_n_en;
     wire  [31:0] c_requests_accepted$rdata;
     reg  c_requests_dropped$clock;
     reg  [15:0] c_requests_dropped$bus_addr;
@@ -338,7 +332,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_dropped$tick_n;
     reg  c_requests_dropped$ev;
     reg  [12:0] c_requests_dropped$ev_n;
-    reg  c_requests_dropped$ev_n_en;
     wire  [31:0] c_requests_dropped$rdata;
     reg  c_requests_oversize$clock;
     reg  [15:0] c_requests_oversize$bus_addr;
@@ -347,7 +340,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_requests_oversize$tick_n;
     reg  c_requests_oversize$ev;
     reg  [12:0] c_requests_oversize$ev_n;
-    reg  c_requests_oversize$ev_n_en;
     wire  [31:0] c_requests_oversize$rdata;
     reg  c_not_leader_replies$clock;
     reg  [15:0] c_not_leader_replies$bus_addr;
@@ -356,7 +348,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_not_leader_replies$tick_n;
     reg  c_not_leader_replies$ev;
     reg  [12:0] c_not_leader_replies$ev_n;
-    reg  c_not_leader_replies$ev_n_en;
     wire  [31:0] c_not_leader_replies$rdata;
     reg  c_malformed$clock;
     reg  [15:0] c_malformed$bus_addr;
@@ -365,7 +356,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_malformed$tick_n;
     reg  c_malformed$ev;
     reg  [12:0] c_malformed$ev_n;
-    reg  c_malformed$ev_n_en;
     wire  [31:0] c_malformed$rdata;
     reg  c_foreign$clock;
     reg  [15:0] c_foreign$bus_addr;
@@ -374,7 +364,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_foreign$tick_n;
     reg  c_foreign$ev;
     reg  [12:0] c_foreign$ev_n;
-    reg  c_foreign$ev_n_en;
     wire  [31:0] c_foreign$rdata;
     reg  c_net_faults$clock;
     reg  [15:0] c_net_faults$bus_addr;
@@ -383,7 +372,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_net_faults$tick_n;
     reg  c_net_faults$ev;
     reg  [12:0] c_net_faults$ev_n;
-    reg  c_net_faults$ev_n_en;
     wire  [31:0] c_net_faults$rdata;
     reg  c_timeouts$clock;
     reg  [15:0] c_timeouts$bus_addr;
@@ -392,7 +380,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_timeouts$tick_n;
     reg  c_timeouts$ev;
     reg  [12:0] c_timeouts$ev_n;
-    reg  c_timeouts$ev_n_en;
     wire  [31:0] c_timeouts$rdata;
     reg  c_stale_epoch$clock;
     reg  [15:0] c_stale_epoch$bus_addr;
@@ -401,7 +388,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_stale_epoch$tick_n;
     reg  c_stale_epoch$ev;
     reg  [12:0] c_stale_epoch$ev_n;
-    reg  c_stale_epoch$ev_n_en;
     wire  [31:0] c_stale_epoch$rdata;
     reg  c_duplicate_copies$clock;
     reg  [15:0] c_duplicate_copies$bus_addr;
@@ -410,7 +396,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_duplicate_copies$tick_n;
     reg  c_duplicate_copies$ev;
     reg  [12:0] c_duplicate_copies$ev_n;
-    reg  c_duplicate_copies$ev_n_en;
     wire  [31:0] c_duplicate_copies$rdata;
     reg  c_late_copies$clock;
     reg  [15:0] c_late_copies$bus_addr;
@@ -419,7 +404,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_late_copies$tick_n;
     reg  c_late_copies$ev;
     reg  [12:0] c_late_copies$ev_n;
-    reg  c_late_copies$ev_n_en;
     wire  [31:0] c_late_copies$rdata;
     reg  c_late_ticks$clock;
     reg  [15:0] c_late_ticks$bus_addr;
@@ -428,7 +412,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_late_ticks$tick_n;
     reg  c_late_ticks$ev;
     reg  [12:0] c_late_ticks$ev_n;
-    reg  c_late_ticks$ev_n_en;
     wire  [31:0] c_late_ticks$rdata;
     reg  c_config_applied$clock;
     reg  [15:0] c_config_applied$bus_addr;
@@ -437,7 +420,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_config_applied$tick_n;
     reg  c_config_applied$ev;
     reg  [12:0] c_config_applied$ev_n;
-    reg  c_config_applied$ev_n_en;
     wire  [31:0] c_config_applied$rdata;
     reg  c_config_rejected$clock;
     reg  [15:0] c_config_rejected$bus_addr;
@@ -446,7 +428,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_config_rejected$tick_n;
     reg  c_config_rejected$ev;
     reg  [12:0] c_config_rejected$ev_n;
-    reg  c_config_rejected$ev_n_en;
     wire  [31:0] c_config_rejected$rdata;
     reg  c_ignored$clock;
     reg  [15:0] c_ignored$bus_addr;
@@ -455,7 +436,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_ignored$tick_n;
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
-    reg  c_ignored$ev_n_en;
     wire  [31:0] c_ignored$rdata;
     reg  c_replies_dropped$clock;
     reg  [15:0] c_replies_dropped$bus_addr;
@@ -464,7 +444,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_replies_dropped$tick_n;
     reg  c_replies_dropped$ev;
     reg  [12:0] c_replies_dropped$ev_n;
-    reg  c_replies_dropped$ev_n_en;
     wire  [31:0] c_replies_dropped$rdata;
     reg  c_host_dropped$clock;
     reg  [15:0] c_host_dropped$bus_addr;
@@ -473,7 +452,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_host_dropped$tick_n;
     reg  c_host_dropped$ev;
     reg  [12:0] c_host_dropped$ev_n;
-    reg  c_host_dropped$ev_n_en;
     wire  [31:0] c_host_dropped$rdata;
     reg  c_unauthorized$clock;
     reg  [15:0] c_unauthorized$bus_addr;
@@ -482,7 +460,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
     reg  [12:0] c_unauthorized$tick_n;
     reg  c_unauthorized$ev;
     reg  [12:0] c_unauthorized$ev_n;
-    reg  c_unauthorized$ev_n_en;
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
@@ -803,7 +780,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_sent_values$tick_n),
         .ev(c_sent_values$ev),
         .ev_n(c_sent_values$ev_n),
-        .ev_n_en(c_sent_values$ev_n_en),
         .rdata(c_sent_values$rdata)
     );
     csr$c_sent_heartbeats c_sent_heartbeats(
@@ -814,7 +790,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_sent_heartbeats$tick_n),
         .ev(c_sent_heartbeats$ev),
         .ev_n(c_sent_heartbeats$ev_n),
-        .ev_n_en(c_sent_heartbeats$ev_n_en),
         .rdata(c_sent_heartbeats$rdata)
     );
     csr$c_delivered c_delivered(
@@ -825,7 +800,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_delivered$tick_n),
         .ev(c_delivered$ev),
         .ev_n(c_delivered$ev_n),
-        .ev_n_en(c_delivered$ev_n_en),
         .rdata(c_delivered$rdata)
     );
     csr$c_requests_accepted c_requests_accepted(
@@ -836,7 +810,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_accepted$tick_n),
         .ev(c_requests_accepted$ev),
         .ev_n(c_requests_accepted$ev_n),
-        .ev_n_en(c_requests_accepted$ev_n_en),
         .rdata(c_requests_accepted$rdata)
     );
     csr$c_requests_dropped c_requests_dropped(
@@ -847,7 +820,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_dropped$tick_n),
         .ev(c_requests_dropped$ev),
         .ev_n(c_requests_dropped$ev_n),
-        .ev_n_en(c_requests_dropped$ev_n_en),
         .rdata(c_requests_dropped$rdata)
     );
     csr$c_requests_oversize c_requests_oversize(
@@ -858,7 +830,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_requests_oversize$tick_n),
         .ev(c_requests_oversize$ev),
         .ev_n(c_requests_oversize$ev_n),
-        .ev_n_en(c_requests_oversize$ev_n_en),
         .rdata(c_requests_oversize$rdata)
     );
     csr$c_not_leader_replies c_not_leader_replies(
@@ -869,7 +840,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_not_leader_replies$tick_n),
         .ev(c_not_leader_replies$ev),
         .ev_n(c_not_leader_replies$ev_n),
-        .ev_n_en(c_not_leader_replies$ev_n_en),
         .rdata(c_not_leader_replies$rdata)
     );
     csr$c_malformed c_malformed(
@@ -880,7 +850,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_malformed$tick_n),
         .ev(c_malformed$ev),
         .ev_n(c_malformed$ev_n),
-        .ev_n_en(c_malformed$ev_n_en),
         .rdata(c_malformed$rdata)
     );
     csr$c_foreign c_foreign(
@@ -891,7 +860,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_foreign$tick_n),
         .ev(c_foreign$ev),
         .ev_n(c_foreign$ev_n),
-        .ev_n_en(c_foreign$ev_n_en),
         .rdata(c_foreign$rdata)
     );
     csr$c_net_faults c_net_faults(
@@ -902,7 +870,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_net_faults$tick_n),
         .ev(c_net_faults$ev),
         .ev_n(c_net_faults$ev_n),
-        .ev_n_en(c_net_faults$ev_n_en),
         .rdata(c_net_faults$rdata)
     );
     csr$c_timeouts c_timeouts(
@@ -913,7 +880,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_timeouts$tick_n),
         .ev(c_timeouts$ev),
         .ev_n(c_timeouts$ev_n),
-        .ev_n_en(c_timeouts$ev_n_en),
         .rdata(c_timeouts$rdata)
     );
     csr$c_stale_epoch c_stale_epoch(
@@ -924,7 +890,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_stale_epoch$tick_n),
         .ev(c_stale_epoch$ev),
         .ev_n(c_stale_epoch$ev_n),
-        .ev_n_en(c_stale_epoch$ev_n_en),
         .rdata(c_stale_epoch$rdata)
     );
     csr$c_duplicate_copies c_duplicate_copies(
@@ -935,7 +900,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_duplicate_copies$tick_n),
         .ev(c_duplicate_copies$ev),
         .ev_n(c_duplicate_copies$ev_n),
-        .ev_n_en(c_duplicate_copies$ev_n_en),
         .rdata(c_duplicate_copies$rdata)
     );
     csr$c_late_copies c_late_copies(
@@ -946,7 +910,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_late_copies$tick_n),
         .ev(c_late_copies$ev),
         .ev_n(c_late_copies$ev_n),
-        .ev_n_en(c_late_copies$ev_n_en),
         .rdata(c_late_copies$rdata)
     );
     csr$c_late_ticks c_late_ticks(
@@ -957,7 +920,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_late_ticks$tick_n),
         .ev(c_late_ticks$ev),
         .ev_n(c_late_ticks$ev_n),
-        .ev_n_en(c_late_ticks$ev_n_en),
         .rdata(c_late_ticks$rdata)
     );
     csr$c_config_applied c_config_applied(
@@ -968,7 +930,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_config_applied$tick_n),
         .ev(c_config_applied$ev),
         .ev_n(c_config_applied$ev_n),
-        .ev_n_en(c_config_applied$ev_n_en),
         .rdata(c_config_applied$rdata)
     );
     csr$c_config_rejected c_config_rejected(
@@ -979,7 +940,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_config_rejected$tick_n),
         .ev(c_config_rejected$ev),
         .ev_n(c_config_rejected$ev_n),
-        .ev_n_en(c_config_rejected$ev_n_en),
         .rdata(c_config_rejected$rdata)
     );
     csr$c_ignored c_ignored(
@@ -990,7 +950,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_ignored$tick_n),
         .ev(c_ignored$ev),
         .ev_n(c_ignored$ev_n),
-        .ev_n_en(c_ignored$ev_n_en),
         .rdata(c_ignored$rdata)
     );
     csr$c_replies_dropped c_replies_dropped(
@@ -1001,7 +960,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_replies_dropped$tick_n),
         .ev(c_replies_dropped$ev),
         .ev_n(c_replies_dropped$ev_n),
-        .ev_n_en(c_replies_dropped$ev_n_en),
         .rdata(c_replies_dropped$rdata)
     );
     csr$c_host_dropped c_host_dropped(
@@ -1012,7 +970,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_host_dropped$tick_n),
         .ev(c_host_dropped$ev),
         .ev_n(c_host_dropped$ev_n),
-        .ev_n_en(c_host_dropped$ev_n_en),
         .rdata(c_host_dropped$rdata)
     );
     csr$c_unauthorized c_unauthorized(
@@ -1023,7 +980,6 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         .tick_n(c_unauthorized$tick_n),
         .ev(c_unauthorized$ev),
         .ev_n(c_unauthorized$ev_n),
-        .ev_n_en(c_unauthorized$ev_n_en),
         .rdata(c_unauthorized$rdata)
     );
     csr$leader32 leader32(
@@ -1287,147 +1243,131 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
         c_sent_values$tick_n = zero13;
         c_sent_values$ev = 1'b0;
         c_sent_values$ev_n = zero13;
-        c_sent_values$ev_n_en = 1'b1;
         c_sent_heartbeats$bus_addr = bus_addr;
         c_sent_heartbeats$clear = clear_counters;
         c_sent_heartbeats$tick = tick_sent_hb;
         c_sent_heartbeats$tick_n = zero13;
         c_sent_heartbeats$ev = ev_sent_hb;
         c_sent_heartbeats$ev_n = zero13;
-        c_sent_heartbeats$ev_n_en = 1'b1;
         c_delivered$bus_addr = bus_addr;
         c_delivered$clear = clear_counters;
         c_delivered$tick = tick_sent_value;
         c_delivered$tick_n = zero13;
         c_delivered$ev = ev_delivered;
         c_delivered$ev_n = zero13;
-        c_delivered$ev_n_en = 1'b1;
         c_requests_accepted$bus_addr = bus_addr;
         c_requests_accepted$clear = clear_counters;
         c_requests_accepted$tick = 1'b0;
         c_requests_accepted$tick_n = zero13;
         c_requests_accepted$ev = ev_accepted;
         c_requests_accepted$ev_n = zero13;
-        c_requests_accepted$ev_n_en = 1'b1;
         c_requests_dropped$bus_addr = bus_addr;
         c_requests_dropped$clear = clear_counters;
         c_requests_dropped$tick = 1'b0;
         c_requests_dropped$tick_n = tick_dropped;
-        c_requests_dropped$ev = ev_drop_one;
-        c_requests_dropped$ev_n = ev_drop_n;
-        c_requests_dropped$ev_n_en = ev_drop_n_en;
+        c_requests_dropped$ev = 1'b0;
+        c_requests_dropped$ev_n = ev_dropped;
         c_requests_oversize$bus_addr = bus_addr;
         c_requests_oversize$clear = clear_counters;
         c_requests_oversize$tick = 1'b0;
         c_requests_oversize$tick_n = zero13;
         c_requests_oversize$ev = ev_oversize;
         c_requests_oversize$ev_n = zero13;
-        c_requests_oversize$ev_n_en = 1'b1;
         c_not_leader_replies$bus_addr = bus_addr;
         c_not_leader_replies$clear = clear_counters;
         c_not_leader_replies$tick = 1'b0;
         c_not_leader_replies$tick_n = zero13;
         c_not_leader_replies$ev = ev_not_leader;
         c_not_leader_replies$ev_n = zero13;
-        c_not_leader_replies$ev_n_en = 1'b1;
         c_malformed$bus_addr = bus_addr;
         c_malformed$clear = clear_counters;
         c_malformed$tick = 1'b0;
         c_malformed$tick_n = zero13;
         c_malformed$ev = ev_malformed;
         c_malformed$ev_n = zero13;
-        c_malformed$ev_n_en = 1'b1;
         c_foreign$bus_addr = bus_addr;
         c_foreign$clear = clear_counters;
         c_foreign$tick = 1'b0;
         c_foreign$tick_n = zero13;
         c_foreign$ev = ev_foreign;
         c_foreign$ev_n = zero13;
-        c_foreign$ev_n_en = 1'b1;
         c_net_faults$bus_addr = bus_addr;
         c_net_faults$clear = clear_counters;
         c_net_faults$tick = tick_net_fault;
         c_net_faults$tick_n = zero13;
         c_net_faults$ev = ev_net_fault;
         c_net_faults$ev_n = zero13;
-        c_net_faults$ev_n_en = 1'b1;
         c_timeouts$bus_addr = bus_addr;
         c_timeouts$clear = clear_counters;
         c_timeouts$tick = tick_timeout;
         c_timeouts$tick_n = zero13;
         c_timeouts$ev = 1'b0;
         c_timeouts$ev_n = zero13;
-        c_timeouts$ev_n_en = 1'b1;
         c_stale_epoch$bus_addr = bus_addr;
         c_stale_epoch$clear = clear_counters;
         c_stale_epoch$tick = 1'b0;
         c_stale_epoch$tick_n = zero13;
         c_stale_epoch$ev = ev_stale;
         c_stale_epoch$ev_n = zero13;
-        c_stale_epoch$ev_n_en = 1'b1;
         c_duplicate_copies$bus_addr = bus_addr;
         c_duplicate_copies$clear = clear_counters;
         c_duplicate_copies$tick = 1'b0;
         c_duplicate_copies$tick_n = zero13;
         c_duplicate_copies$ev = ev_duplicate;
         c_duplicate_copies$ev_n = zero13;
-        c_duplicate_copies$ev_n_en = 1'b1;
         c_late_copies$bus_addr = bus_addr;
         c_late_copies$clear = clear_counters;
         c_late_copies$tick = 1'b0;
         c_late_copies$tick_n = zero13;
         c_late_copies$ev = 1'b0;
         c_late_copies$ev_n = zero13;
-        c_late_copies$ev_n_en = 1'b1;
         c_late_ticks$bus_addr = bus_addr;
         c_late_ticks$clear = clear_counters;
         c_late_ticks$tick = 1'b0;
         c_late_ticks$tick_n = zero13;
         c_late_ticks$ev = 1'b0;
         c_late_ticks$ev_n = zero13;
-        c_late_ticks$ev_n_en = 1'b1;
         c_config_applied$bus_addr = bus_addr;
         c_config_applied$clear = clear_counters;
         c_config_applied$tick = 1'b0;
         c_config_applied$tick_n = zero13;
         c_config_applied$ev = 1'b0;
         c_config_applied$ev_n = zero13;
-        c_config_applied$ev_n_en = 1'b1;
         c_config_rejected$bus_addr = bus_addr;
         c_config_rejected$clear = clear_counters;
         c_config_rejected$tick = 1'b0;
         c_config_rejected$tick_n = zero13;
         c_config_rejected$ev = 1'b0;
         c_config_rejected$ev_n = zero13;
-        c_config_rejected$ev_n_en = 1'b1;
         c_ignored$bus_addr = bus_addr;
         c_ignored$clear = clear_counters;
         c_ignored$tick = 1'b0;
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
-        c_ignored$ev_n_en = 1'b1;
         c_replies_dropped$bus_addr = bus_addr;
         c_replies_dropped$clear = clear_counters;
         c_replies_dropped$tick = 1'b0;
         c_replies_dropped$tick_n = zero13;
         c_replies_dropped$ev = drop_reply_ok;
-        c_replies_dropped$ev_n = one13;
-        c_replies_dropped$ev_n_en = drop_reply_nl;
+        if (drop_reply_nl) begin
+            c_replies_dropped$ev_n = one13;
+        end
+        else begin
+            c_replies_dropped$ev_n = zero13;
+        end
         c_host_dropped$bus_addr = bus_addr;
         c_host_dropped$clear = clear_counters;
         c_host_dropped$tick = 1'b0;
         c_host_dropped$tick_n = zero13;
         c_host_dropped$ev = drop_host;
         c_host_dropped$ev_n = zero13;
-        c_host_dropped$ev_n_en = 1'b1;
         c_unauthorized$bus_addr = bus_addr;
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        c_unauthorized$ev_n_en = 1'b1;
         w_data$clock = clock;
         w_ctrl$clock = clock;
         w_data$d = bus_wdata;
@@ -1476,7 +1416,7 @@ module csr(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,ti
 endmodule // csr
 
 
-module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1486,7 +1426,6 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rda
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -1495,7 +1434,6 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rda
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -1516,9 +1454,6 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rda
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -1563,11 +1498,6 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rda
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_config_applied$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_config_applied$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -1589,27 +1519,19 @@ module csr$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rda
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -1722,25 +1644,6 @@ module csr$c_config_applied$r_ev_n(d,q,clock);
 endmodule // csr$c_config_applied$r_ev_n
 
 
-module csr$c_config_applied$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_config_applied$r_ev_n_en
-
-
 module csr$c_config_applied$r_tick(d,q,clock);
     
     // Module arguments
@@ -1812,7 +1715,7 @@ module csr$c_config_applied$xn(narrow,wide);
 endmodule // csr$c_config_applied$xn
 
 
-module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -1822,7 +1725,6 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -1831,7 +1733,6 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -1852,9 +1753,6 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -1899,11 +1797,6 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_config_rejected$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_config_rejected$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -1925,27 +1818,19 @@ module csr$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2058,25 +1943,6 @@ module csr$c_config_rejected$r_ev_n(d,q,clock);
 endmodule // csr$c_config_rejected$r_ev_n
 
 
-module csr$c_config_rejected$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_config_rejected$r_ev_n_en
-
-
 module csr$c_config_rejected$r_tick(d,q,clock);
     
     // Module arguments
@@ -2148,7 +2014,7 @@ module csr$c_config_rejected$xn(narrow,wide);
 endmodule // csr$c_config_rejected$xn
 
 
-module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2158,7 +2024,6 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2167,7 +2032,6 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2188,9 +2052,6 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2235,11 +2096,6 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_delivered$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_delivered$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2261,27 +2117,19 @@ module csr$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2394,25 +2242,6 @@ module csr$c_delivered$r_ev_n(d,q,clock);
 endmodule // csr$c_delivered$r_ev_n
 
 
-module csr$c_delivered$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_delivered$r_ev_n_en
-
-
 module csr$c_delivered$r_tick(d,q,clock);
     
     // Module arguments
@@ -2484,7 +2313,7 @@ module csr$c_delivered$xn(narrow,wide);
 endmodule // csr$c_delivered$xn
 
 
-module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2494,7 +2323,6 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2503,7 +2331,6 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2524,9 +2351,6 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2571,11 +2395,6 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_duplicate_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2597,27 +2416,19 @@ module csr$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -2730,25 +2541,6 @@ module csr$c_duplicate_copies$r_ev_n(d,q,clock);
 endmodule // csr$c_duplicate_copies$r_ev_n
 
 
-module csr$c_duplicate_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_duplicate_copies$r_ev_n_en
-
-
 module csr$c_duplicate_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -2820,7 +2612,7 @@ module csr$c_duplicate_copies$xn(narrow,wide);
 endmodule // csr$c_duplicate_copies$xn
 
 
-module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -2830,7 +2622,6 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -2839,7 +2630,6 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -2860,9 +2650,6 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -2907,11 +2694,6 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_foreign$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_foreign$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -2933,27 +2715,19 @@ module csr$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3066,25 +2840,6 @@ module csr$c_foreign$r_ev_n(d,q,clock);
 endmodule // csr$c_foreign$r_ev_n
 
 
-module csr$c_foreign$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_foreign$r_ev_n_en
-
-
 module csr$c_foreign$r_tick(d,q,clock);
     
     // Module arguments
@@ -3156,7 +2911,7 @@ module csr$c_foreign$xn(narrow,wide);
 endmodule // csr$c_foreign$xn
 
 
-module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3166,7 +2921,6 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3175,7 +2929,6 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3196,9 +2949,6 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3243,11 +2993,6 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_host_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_host_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3269,27 +3014,19 @@ module csr$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3402,25 +3139,6 @@ module csr$c_host_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_host_dropped$r_ev_n
 
 
-module csr$c_host_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_host_dropped$r_ev_n_en
-
-
 module csr$c_host_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -3492,7 +3210,7 @@ module csr$c_host_dropped$xn(narrow,wide);
 endmodule // csr$c_host_dropped$xn
 
 
-module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3502,7 +3220,6 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3511,7 +3228,6 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3532,9 +3248,6 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3579,11 +3292,6 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_ignored$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_ignored$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3605,27 +3313,19 @@ module csr$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -3738,25 +3438,6 @@ module csr$c_ignored$r_ev_n(d,q,clock);
 endmodule // csr$c_ignored$r_ev_n
 
 
-module csr$c_ignored$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_ignored$r_ev_n_en
-
-
 module csr$c_ignored$r_tick(d,q,clock);
     
     // Module arguments
@@ -3828,7 +3509,7 @@ module csr$c_ignored$xn(narrow,wide);
 endmodule // csr$c_ignored$xn
 
 
-module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -3838,7 +3519,6 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -3847,7 +3527,6 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -3868,9 +3547,6 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -3915,11 +3591,6 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_late_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_late_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -3941,27 +3612,19 @@ module csr$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4074,25 +3737,6 @@ module csr$c_late_copies$r_ev_n(d,q,clock);
 endmodule // csr$c_late_copies$r_ev_n
 
 
-module csr$c_late_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_late_copies$r_ev_n_en
-
-
 module csr$c_late_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -4164,7 +3808,7 @@ module csr$c_late_copies$xn(narrow,wide);
 endmodule // csr$c_late_copies$xn
 
 
-module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4174,7 +3818,6 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4183,7 +3826,6 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4204,9 +3846,6 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4251,11 +3890,6 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_late_ticks$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_late_ticks$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4277,27 +3911,19 @@ module csr$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4410,25 +4036,6 @@ module csr$c_late_ticks$r_ev_n(d,q,clock);
 endmodule // csr$c_late_ticks$r_ev_n
 
 
-module csr$c_late_ticks$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_late_ticks$r_ev_n_en
-
-
 module csr$c_late_ticks$r_tick(d,q,clock);
     
     // Module arguments
@@ -4500,7 +4107,7 @@ module csr$c_late_ticks$xn(narrow,wide);
 endmodule // csr$c_late_ticks$xn
 
 
-module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4510,7 +4117,6 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4519,7 +4125,6 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4540,9 +4145,6 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4587,11 +4189,6 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_malformed$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_malformed$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4613,27 +4210,19 @@ module csr$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -4746,25 +4335,6 @@ module csr$c_malformed$r_ev_n(d,q,clock);
 endmodule // csr$c_malformed$r_ev_n
 
 
-module csr$c_malformed$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_malformed$r_ev_n_en
-
-
 module csr$c_malformed$r_tick(d,q,clock);
     
     // Module arguments
@@ -4836,7 +4406,7 @@ module csr$c_malformed$xn(narrow,wide);
 endmodule // csr$c_malformed$xn
 
 
-module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -4846,7 +4416,6 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -4855,7 +4424,6 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -4876,9 +4444,6 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -4923,11 +4488,6 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_net_faults$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_net_faults$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -4949,27 +4509,19 @@ module csr$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5082,25 +4634,6 @@ module csr$c_net_faults$r_ev_n(d,q,clock);
 endmodule // csr$c_net_faults$r_ev_n
 
 
-module csr$c_net_faults$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_net_faults$r_ev_n_en
-
-
 module csr$c_net_faults$r_tick(d,q,clock);
     
     // Module arguments
@@ -5172,7 +4705,7 @@ module csr$c_net_faults$xn(narrow,wide);
 endmodule // csr$c_net_faults$xn
 
 
-module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5182,7 +4715,6 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5191,7 +4723,6 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5212,9 +4743,6 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5259,11 +4787,6 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_not_leader_replies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5285,27 +4808,19 @@ module csr$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5418,25 +4933,6 @@ module csr$c_not_leader_replies$r_ev_n(d,q,clock);
 endmodule // csr$c_not_leader_replies$r_ev_n
 
 
-module csr$c_not_leader_replies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_not_leader_replies$r_ev_n_en
-
-
 module csr$c_not_leader_replies$r_tick(d,q,clock);
     
     // Module arguments
@@ -5508,7 +5004,7 @@ module csr$c_not_leader_replies$xn(narrow,wide);
 endmodule // csr$c_not_leader_replies$xn
 
 
-module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5518,7 +5014,6 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5527,7 +5022,6 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5548,9 +5042,6 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5595,11 +5086,6 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_replies_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5621,27 +5107,19 @@ module csr$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -5754,25 +5232,6 @@ module csr$c_replies_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_replies_dropped$r_ev_n
 
 
-module csr$c_replies_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_replies_dropped$r_ev_n_en
-
-
 module csr$c_replies_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -5844,7 +5303,7 @@ module csr$c_replies_dropped$xn(narrow,wide);
 endmodule // csr$c_replies_dropped$xn
 
 
-module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -5854,7 +5313,6 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -5863,7 +5321,6 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -5884,9 +5341,6 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -5931,11 +5385,6 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_requests_accepted$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -5957,27 +5406,19 @@ module csr$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6090,25 +5531,6 @@ module csr$c_requests_accepted$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_accepted$r_ev_n
 
 
-module csr$c_requests_accepted$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_requests_accepted$r_ev_n_en
-
-
 module csr$c_requests_accepted$r_tick(d,q,clock);
     
     // Module arguments
@@ -6180,7 +5602,7 @@ module csr$c_requests_accepted$xn(narrow,wide);
 endmodule // csr$c_requests_accepted$xn
 
 
-module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6190,7 +5612,6 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6199,7 +5620,6 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6220,9 +5640,6 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6267,11 +5684,6 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_requests_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6293,27 +5705,19 @@ module csr$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6426,25 +5830,6 @@ module csr$c_requests_dropped$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_dropped$r_ev_n
 
 
-module csr$c_requests_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_requests_dropped$r_ev_n_en
-
-
 module csr$c_requests_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -6516,7 +5901,7 @@ module csr$c_requests_dropped$xn(narrow,wide);
 endmodule // csr$c_requests_dropped$xn
 
 
-module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6526,7 +5911,6 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6535,7 +5919,6 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6556,9 +5939,6 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6603,11 +5983,6 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_requests_oversize$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6629,27 +6004,19 @@ module csr$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -6762,25 +6129,6 @@ module csr$c_requests_oversize$r_ev_n(d,q,clock);
 endmodule // csr$c_requests_oversize$r_ev_n
 
 
-module csr$c_requests_oversize$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_requests_oversize$r_ev_n_en
-
-
 module csr$c_requests_oversize$r_tick(d,q,clock);
     
     // Module arguments
@@ -6852,7 +6200,7 @@ module csr$c_requests_oversize$xn(narrow,wide);
 endmodule // csr$c_requests_oversize$xn
 
 
-module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -6862,7 +6210,6 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -6871,7 +6218,6 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -6892,9 +6238,6 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -6939,11 +6282,6 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_sent_heartbeats$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -6965,27 +6303,19 @@ module csr$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rd
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7098,25 +6428,6 @@ module csr$c_sent_heartbeats$r_ev_n(d,q,clock);
 endmodule // csr$c_sent_heartbeats$r_ev_n
 
 
-module csr$c_sent_heartbeats$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_sent_heartbeats$r_ev_n_en
-
-
 module csr$c_sent_heartbeats$r_tick(d,q,clock);
     
     // Module arguments
@@ -7188,7 +6499,7 @@ module csr$c_sent_heartbeats$xn(narrow,wide);
 endmodule // csr$c_sent_heartbeats$xn
 
 
-module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7198,7 +6509,6 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -7207,7 +6517,6 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -7228,9 +6537,6 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -7275,11 +6581,6 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_sent_values$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_sent_values$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -7301,27 +6602,19 @@ module csr$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7434,25 +6727,6 @@ module csr$c_sent_values$r_ev_n(d,q,clock);
 endmodule // csr$c_sent_values$r_ev_n
 
 
-module csr$c_sent_values$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_sent_values$r_ev_n_en
-
-
 module csr$c_sent_values$r_tick(d,q,clock);
     
     // Module arguments
@@ -7524,7 +6798,7 @@ module csr$c_sent_values$xn(narrow,wide);
 endmodule // csr$c_sent_values$xn
 
 
-module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7534,7 +6808,6 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -7543,7 +6816,6 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -7564,9 +6836,6 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -7611,11 +6880,6 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_stale_epoch$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -7637,27 +6901,19 @@ module csr$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata)
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -7770,25 +7026,6 @@ module csr$c_stale_epoch$r_ev_n(d,q,clock);
 endmodule // csr$c_stale_epoch$r_ev_n
 
 
-module csr$c_stale_epoch$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_stale_epoch$r_ev_n_en
-
-
 module csr$c_stale_epoch$r_tick(d,q,clock);
     
     // Module arguments
@@ -7860,7 +7097,7 @@ module csr$c_stale_epoch$xn(narrow,wide);
 endmodule // csr$c_stale_epoch$xn
 
 
-module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7870,7 +7107,6 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -7879,7 +7115,6 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -7900,9 +7135,6 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -7947,11 +7179,6 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_timeouts$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_timeouts$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -7973,27 +7200,19 @@ module csr$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -8106,25 +7325,6 @@ module csr$c_timeouts$r_ev_n(d,q,clock);
 endmodule // csr$c_timeouts$r_ev_n
 
 
-module csr$c_timeouts$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_timeouts$r_ev_n_en
-
-
 module csr$c_timeouts$r_tick(d,q,clock);
     
     // Module arguments
@@ -8196,7 +7396,7 @@ module csr$c_timeouts$xn(narrow,wide);
 endmodule // csr$c_timeouts$xn
 
 
-module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8206,7 +7406,6 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -8215,7 +7414,6 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -8236,9 +7434,6 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -8283,11 +7478,6 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    csr$c_unauthorized$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     csr$c_unauthorized$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -8309,27 +7499,19 @@ module csr$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -8440,25 +7622,6 @@ module csr$c_unauthorized$r_ev_n(d,q,clock);
     end
           
 endmodule // csr$c_unauthorized$r_ev_n
-
-
-module csr$c_unauthorized$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // csr$c_unauthorized$r_ev_n_en
 
 
 module csr$c_unauthorized$r_tick(d,q,clock);

@@ -2,7 +2,7 @@
 `timescale 1ns / 1ps
 
 
-module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_drop_one,ev_drop_n,ev_drop_n_en,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
+module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -86,9 +86,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     output reg  ev_duplicate;
     output reg  ev_net_fault;
     output reg  ev_delivered;
-    output reg  ev_drop_one;
-    output reg  [12:0] ev_drop_n;
-    output reg  ev_drop_n_en;
+    output reg  [12:0] ev_dropped;
     output reg  ev_accepted;
     output reg  ev_not_leader;
     output reg  ev_sent_hb;
@@ -149,6 +147,7 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
     localparam  k0_13 = 13'b0;
+    localparam  k1_13 = 13'b1;
     localparam  k0_32 = 32'h0;
     localparam  k1_32 = 32'h1;
     localparam  k2_32 = 32'h2;
@@ -1714,9 +1713,13 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
         ev_delivered = rx_deliver;
-        ev_drop_one = q_req && p_is_leader && ~q_oversize && ~q_room;
-        ev_drop_n = e_len;
-        ev_drop_n_en = y_drop && ~ev_drop_one;
+        ev_dropped = k0_13;
+        if (y_drop) begin
+            ev_dropped = e_len;
+        end
+        if (q_req && p_is_leader && ~q_oversize && ~q_room) begin
+            ev_dropped = k1_13;
+        end
         ev_accepted = fifo_push;
         ev_not_leader = nl_reply;
         ev_sent_hb = c_start;

@@ -173,9 +173,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     wire  core$ev_duplicate;
     wire  core$ev_net_fault;
     wire  core$ev_delivered;
-    wire  core$ev_drop_one;
-    wire  [12:0] core$ev_drop_n;
-    wire  core$ev_drop_n_en;
+    wire  [12:0] core$ev_dropped;
     wire  core$ev_accepted;
     wire  core$ev_not_leader;
     wire  core$ev_sent_hb;
@@ -273,9 +271,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
     reg  regs$ev_sent_hb;
     reg  regs$ev_oversize;
     reg  [12:0] regs$tick_dropped;
-    reg  regs$ev_drop_one;
-    reg  [12:0] regs$ev_drop_n;
-    reg  regs$ev_drop_n_en;
+    reg  [12:0] regs$ev_dropped;
     wire  [927:0] regs$cfg;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
@@ -426,9 +422,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .ev_duplicate(core$ev_duplicate),
         .ev_net_fault(core$ev_net_fault),
         .ev_delivered(core$ev_delivered),
-        .ev_drop_one(core$ev_drop_one),
-        .ev_drop_n(core$ev_drop_n),
-        .ev_drop_n_en(core$ev_drop_n_en),
+        .ev_dropped(core$ev_dropped),
         .ev_accepted(core$ev_accepted),
         .ev_not_leader(core$ev_not_leader),
         .ev_sent_hb(core$ev_sent_hb),
@@ -536,9 +530,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         .ev_sent_hb(regs$ev_sent_hb),
         .ev_oversize(regs$ev_oversize),
         .tick_dropped(regs$tick_dropped),
-        .ev_drop_one(regs$ev_drop_one),
-        .ev_drop_n(regs$ev_drop_n),
-        .ev_drop_n_en(regs$ev_drop_n_en),
+        .ev_dropped(regs$ev_dropped),
         .cfg(regs$cfg),
         .window(regs$window)
     );
@@ -729,9 +721,7 @@ module nc_core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_port,rx_
         regs$ev_sent_hb = core$ev_sent_hb;
         regs$ev_oversize = core$ev_oversize;
         regs$tick_dropped = core$tick_dropped;
-        regs$ev_drop_one = core$ev_drop_one;
-        regs$ev_drop_n = core$ev_drop_n;
-        regs$ev_drop_n_en = core$ev_drop_n_en;
+        regs$ev_dropped = core$ev_dropped;
         core$rx_valid = rx_valid;
         core$rx_port = rx_port;
         core$rx_class = rx_class;
@@ -935,7 +925,7 @@ module nc_core$bmax13(narrow,wide);
 endmodule // nc_core$bmax13
 
 
-module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_drop_one,ev_drop_n,ev_drop_n_en,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
+module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -1019,9 +1009,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     output reg  ev_duplicate;
     output reg  ev_net_fault;
     output reg  ev_delivered;
-    output reg  ev_drop_one;
-    output reg  [12:0] ev_drop_n;
-    output reg  ev_drop_n_en;
+    output reg  [12:0] ev_dropped;
     output reg  ev_accepted;
     output reg  ev_not_leader;
     output reg  ev_sent_hb;
@@ -1082,6 +1070,7 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
     localparam  k0_13 = 13'b0;
+    localparam  k1_13 = 13'b1;
     localparam  k0_32 = 32'h0;
     localparam  k1_32 = 32'h1;
     localparam  k2_32 = 32'h2;
@@ -2647,9 +2636,13 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
         ev_delivered = rx_deliver;
-        ev_drop_one = q_req && p_is_leader && ~q_oversize && ~q_room;
-        ev_drop_n = e_len;
-        ev_drop_n_en = y_drop && ~ev_drop_one;
+        ev_dropped = k0_13;
+        if (y_drop) begin
+            ev_dropped = e_len;
+        end
+        if (q_req && p_is_leader && ~q_oversize && ~q_room) begin
+            ev_dropped = k1_13;
+        end
         ev_accepted = fifo_push;
         ev_not_leader = nl_reply;
         ev_sent_hb = c_start;
@@ -6790,7 +6783,7 @@ module nc_core$rec_wp(d,q,clock);
 endmodule // nc_core$rec_wp
 
 
-module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_drop_one,ev_drop_n,ev_drop_n_en,cfg,window);
+module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
     
     // Module arguments
     input wire  clock;
@@ -6827,9 +6820,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     input wire  ev_sent_hb;
     input wire  ev_oversize;
     input wire  [12:0] tick_dropped;
-    input wire  ev_drop_one;
-    input wire  [12:0] ev_drop_n;
-    input wire  ev_drop_n_en;
+    input wire  [12:0] ev_dropped;
     output reg  [927:0] cfg;
     output reg  [31:0] window;
     
@@ -7090,7 +7081,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_sent_values$tick_n;
     reg  c_sent_values$ev;
     reg  [12:0] c_sent_values$ev_n;
-    reg  c_sent_values$ev_n_en;
     wire  [31:0] c_sent_values$rdata;
     reg  c_sent_heartbeats$clock;
     reg  [15:0] c_sent_heartbeats$bus_addr;
@@ -7099,7 +7089,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_sent_heartbeats$tick_n;
     reg  c_sent_heartbeats$ev;
     reg  [12:0] c_sent_heartbeats$ev_n;
-    reg  c_sent_heartbeats$ev_n_en;
     wire  [31:0] c_sent_heartbeats$rdata;
     reg  c_delivered$clock;
     reg  [15:0] c_delivered$bus_addr;
@@ -7108,7 +7097,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_delivered$tick_n;
     reg  c_delivered$ev;
     reg  [12:0] c_delivered$ev_n;
-    reg  c_delivered$ev_n_en;
     wire  [31:0] c_delivered$rdata;
     reg  c_requests_accepted$clock;
     reg  [15:0] c_requests_accepted$bus_addr;
@@ -7117,7 +7105,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_requests_accepted$tick_n;
     reg  c_requests_accepted$ev;
     reg  [12:0] c_requests_accepted$ev_n;
-    reg  c_requests_accepted$ev_n_en;
     wire  [31:0] c_requests_accepted$rdata;
     reg  c_requests_dropped$clock;
     reg  [15:0] c_requests_dropped$bus_addr;
@@ -7126,7 +7113,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_requests_dropped$tick_n;
     reg  c_requests_dropped$ev;
     reg  [12:0] c_requests_dropped$ev_n;
-    reg  c_requests_dropped$ev_n_en;
     wire  [31:0] c_requests_dropped$rdata;
     reg  c_requests_oversize$clock;
     reg  [15:0] c_requests_oversize$bus_addr;
@@ -7135,7 +7121,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_requests_oversize$tick_n;
     reg  c_requests_oversize$ev;
     reg  [12:0] c_requests_oversize$ev_n;
-    reg  c_requests_oversize$ev_n_en;
     wire  [31:0] c_requests_oversize$rdata;
     reg  c_not_leader_replies$clock;
     reg  [15:0] c_not_leader_replies$bus_addr;
@@ -7144,7 +7129,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_not_leader_replies$tick_n;
     reg  c_not_leader_replies$ev;
     reg  [12:0] c_not_leader_replies$ev_n;
-    reg  c_not_leader_replies$ev_n_en;
     wire  [31:0] c_not_leader_replies$rdata;
     reg  c_malformed$clock;
     reg  [15:0] c_malformed$bus_addr;
@@ -7153,7 +7137,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_malformed$tick_n;
     reg  c_malformed$ev;
     reg  [12:0] c_malformed$ev_n;
-    reg  c_malformed$ev_n_en;
     wire  [31:0] c_malformed$rdata;
     reg  c_foreign$clock;
     reg  [15:0] c_foreign$bus_addr;
@@ -7162,7 +7145,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_foreign$tick_n;
     reg  c_foreign$ev;
     reg  [12:0] c_foreign$ev_n;
-    reg  c_foreign$ev_n_en;
     wire  [31:0] c_foreign$rdata;
     reg  c_net_faults$clock;
     reg  [15:0] c_net_faults$bus_addr;
@@ -7171,7 +7153,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_net_faults$tick_n;
     reg  c_net_faults$ev;
     reg  [12:0] c_net_faults$ev_n;
-    reg  c_net_faults$ev_n_en;
     wire  [31:0] c_net_faults$rdata;
     reg  c_timeouts$clock;
     reg  [15:0] c_timeouts$bus_addr;
@@ -7180,7 +7161,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_timeouts$tick_n;
     reg  c_timeouts$ev;
     reg  [12:0] c_timeouts$ev_n;
-    reg  c_timeouts$ev_n_en;
     wire  [31:0] c_timeouts$rdata;
     reg  c_stale_epoch$clock;
     reg  [15:0] c_stale_epoch$bus_addr;
@@ -7189,7 +7169,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_stale_epoch$tick_n;
     reg  c_stale_epoch$ev;
     reg  [12:0] c_stale_epoch$ev_n;
-    reg  c_stale_epoch$ev_n_en;
     wire  [31:0] c_stale_epoch$rdata;
     reg  c_duplicate_copies$clock;
     reg  [15:0] c_duplicate_copies$bus_addr;
@@ -7198,7 +7177,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_duplicate_copies$tick_n;
     reg  c_duplicate_copies$ev;
     reg  [12:0] c_duplicate_copies$ev_n;
-    reg  c_duplicate_copies$ev_n_en;
     wire  [31:0] c_duplicate_copies$rdata;
     reg  c_late_copies$clock;
     reg  [15:0] c_late_copies$bus_addr;
@@ -7207,7 +7185,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_late_copies$tick_n;
     reg  c_late_copies$ev;
     reg  [12:0] c_late_copies$ev_n;
-    reg  c_late_copies$ev_n_en;
     wire  [31:0] c_late_copies$rdata;
     reg  c_late_ticks$clock;
     reg  [15:0] c_late_ticks$bus_addr;
@@ -7216,7 +7193,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_late_ticks$tick_n;
     reg  c_late_ticks$ev;
     reg  [12:0] c_late_ticks$ev_n;
-    reg  c_late_ticks$ev_n_en;
     wire  [31:0] c_late_ticks$rdata;
     reg  c_config_applied$clock;
     reg  [15:0] c_config_applied$bus_addr;
@@ -7225,7 +7201,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_config_applied$tick_n;
     reg  c_config_applied$ev;
     reg  [12:0] c_config_applied$ev_n;
-    reg  c_config_applied$ev_n_en;
     wire  [31:0] c_config_applied$rdata;
     reg  c_config_rejected$clock;
     reg  [15:0] c_config_rejected$bus_addr;
@@ -7234,7 +7209,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_config_rejected$tick_n;
     reg  c_config_rejected$ev;
     reg  [12:0] c_config_rejected$ev_n;
-    reg  c_config_rejected$ev_n_en;
     wire  [31:0] c_config_rejected$rdata;
     reg  c_ignored$clock;
     reg  [15:0] c_ignored$bus_addr;
@@ -7243,7 +7217,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_ignored$tick_n;
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
-    reg  c_ignored$ev_n_en;
     wire  [31:0] c_ignored$rdata;
     reg  c_replies_dropped$clock;
     reg  [15:0] c_replies_dropped$bus_addr;
@@ -7252,7 +7225,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_replies_dropped$tick_n;
     reg  c_replies_dropped$ev;
     reg  [12:0] c_replies_dropped$ev_n;
-    reg  c_replies_dropped$ev_n_en;
     wire  [31:0] c_replies_dropped$rdata;
     reg  c_host_dropped$clock;
     reg  [15:0] c_host_dropped$bus_addr;
@@ -7261,7 +7233,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_host_dropped$tick_n;
     reg  c_host_dropped$ev;
     reg  [12:0] c_host_dropped$ev_n;
-    reg  c_host_dropped$ev_n_en;
     wire  [31:0] c_host_dropped$rdata;
     reg  c_unauthorized$clock;
     reg  [15:0] c_unauthorized$bus_addr;
@@ -7270,7 +7241,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
     reg  [12:0] c_unauthorized$tick_n;
     reg  c_unauthorized$ev;
     reg  [12:0] c_unauthorized$ev_n;
-    reg  c_unauthorized$ev_n_en;
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
@@ -7591,7 +7561,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_sent_values$tick_n),
         .ev(c_sent_values$ev),
         .ev_n(c_sent_values$ev_n),
-        .ev_n_en(c_sent_values$ev_n_en),
         .rdata(c_sent_values$rdata)
     );
     nc_core$regs$c_sent_heartbeats c_sent_heartbeats(
@@ -7602,7 +7571,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_sent_heartbeats$tick_n),
         .ev(c_sent_heartbeats$ev),
         .ev_n(c_sent_heartbeats$ev_n),
-        .ev_n_en(c_sent_heartbeats$ev_n_en),
         .rdata(c_sent_heartbeats$rdata)
     );
     nc_core$regs$c_delivered c_delivered(
@@ -7613,7 +7581,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_delivered$tick_n),
         .ev(c_delivered$ev),
         .ev_n(c_delivered$ev_n),
-        .ev_n_en(c_delivered$ev_n_en),
         .rdata(c_delivered$rdata)
     );
     nc_core$regs$c_requests_accepted c_requests_accepted(
@@ -7624,7 +7591,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_requests_accepted$tick_n),
         .ev(c_requests_accepted$ev),
         .ev_n(c_requests_accepted$ev_n),
-        .ev_n_en(c_requests_accepted$ev_n_en),
         .rdata(c_requests_accepted$rdata)
     );
     nc_core$regs$c_requests_dropped c_requests_dropped(
@@ -7635,7 +7601,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_requests_dropped$tick_n),
         .ev(c_requests_dropped$ev),
         .ev_n(c_requests_dropped$ev_n),
-        .ev_n_en(c_requests_dropped$ev_n_en),
         .rdata(c_requests_dropped$rdata)
     );
     nc_core$regs$c_requests_oversize c_requests_oversize(
@@ -7646,7 +7611,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_requests_oversize$tick_n),
         .ev(c_requests_oversize$ev),
         .ev_n(c_requests_oversize$ev_n),
-        .ev_n_en(c_requests_oversize$ev_n_en),
         .rdata(c_requests_oversize$rdata)
     );
     nc_core$regs$c_not_leader_replies c_not_leader_replies(
@@ -7657,7 +7621,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_not_leader_replies$tick_n),
         .ev(c_not_leader_replies$ev),
         .ev_n(c_not_leader_replies$ev_n),
-        .ev_n_en(c_not_leader_replies$ev_n_en),
         .rdata(c_not_leader_replies$rdata)
     );
     nc_core$regs$c_malformed c_malformed(
@@ -7668,7 +7631,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_malformed$tick_n),
         .ev(c_malformed$ev),
         .ev_n(c_malformed$ev_n),
-        .ev_n_en(c_malformed$ev_n_en),
         .rdata(c_malformed$rdata)
     );
     nc_core$regs$c_foreign c_foreign(
@@ -7679,7 +7641,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_foreign$tick_n),
         .ev(c_foreign$ev),
         .ev_n(c_foreign$ev_n),
-        .ev_n_en(c_foreign$ev_n_en),
         .rdata(c_foreign$rdata)
     );
     nc_core$regs$c_net_faults c_net_faults(
@@ -7690,7 +7651,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_net_faults$tick_n),
         .ev(c_net_faults$ev),
         .ev_n(c_net_faults$ev_n),
-        .ev_n_en(c_net_faults$ev_n_en),
         .rdata(c_net_faults$rdata)
     );
     nc_core$regs$c_timeouts c_timeouts(
@@ -7701,7 +7661,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_timeouts$tick_n),
         .ev(c_timeouts$ev),
         .ev_n(c_timeouts$ev_n),
-        .ev_n_en(c_timeouts$ev_n_en),
         .rdata(c_timeouts$rdata)
     );
     nc_core$regs$c_stale_epoch c_stale_epoch(
@@ -7712,7 +7671,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_stale_epoch$tick_n),
         .ev(c_stale_epoch$ev),
         .ev_n(c_stale_epoch$ev_n),
-        .ev_n_en(c_stale_epoch$ev_n_en),
         .rdata(c_stale_epoch$rdata)
     );
     nc_core$regs$c_duplicate_copies c_duplicate_copies(
@@ -7723,7 +7681,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_duplicate_copies$tick_n),
         .ev(c_duplicate_copies$ev),
         .ev_n(c_duplicate_copies$ev_n),
-        .ev_n_en(c_duplicate_copies$ev_n_en),
         .rdata(c_duplicate_copies$rdata)
     );
     nc_core$regs$c_late_copies c_late_copies(
@@ -7734,7 +7691,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_late_copies$tick_n),
         .ev(c_late_copies$ev),
         .ev_n(c_late_copies$ev_n),
-        .ev_n_en(c_late_copies$ev_n_en),
         .rdata(c_late_copies$rdata)
     );
     nc_core$regs$c_late_ticks c_late_ticks(
@@ -7745,7 +7701,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_late_ticks$tick_n),
         .ev(c_late_ticks$ev),
         .ev_n(c_late_ticks$ev_n),
-        .ev_n_en(c_late_ticks$ev_n_en),
         .rdata(c_late_ticks$rdata)
     );
     nc_core$regs$c_config_applied c_config_applied(
@@ -7756,7 +7711,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_config_applied$tick_n),
         .ev(c_config_applied$ev),
         .ev_n(c_config_applied$ev_n),
-        .ev_n_en(c_config_applied$ev_n_en),
         .rdata(c_config_applied$rdata)
     );
     nc_core$regs$c_config_rejected c_config_rejected(
@@ -7767,7 +7721,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_config_rejected$tick_n),
         .ev(c_config_rejected$ev),
         .ev_n(c_config_rejected$ev_n),
-        .ev_n_en(c_config_rejected$ev_n_en),
         .rdata(c_config_rejected$rdata)
     );
     nc_core$regs$c_ignored c_ignored(
@@ -7778,7 +7731,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_ignored$tick_n),
         .ev(c_ignored$ev),
         .ev_n(c_ignored$ev_n),
-        .ev_n_en(c_ignored$ev_n_en),
         .rdata(c_ignored$rdata)
     );
     nc_core$regs$c_replies_dropped c_replies_dropped(
@@ -7789,7 +7741,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_replies_dropped$tick_n),
         .ev(c_replies_dropped$ev),
         .ev_n(c_replies_dropped$ev_n),
-        .ev_n_en(c_replies_dropped$ev_n_en),
         .rdata(c_replies_dropped$rdata)
     );
     nc_core$regs$c_host_dropped c_host_dropped(
@@ -7800,7 +7751,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_host_dropped$tick_n),
         .ev(c_host_dropped$ev),
         .ev_n(c_host_dropped$ev_n),
-        .ev_n_en(c_host_dropped$ev_n_en),
         .rdata(c_host_dropped$rdata)
     );
     nc_core$regs$c_unauthorized c_unauthorized(
@@ -7811,7 +7761,6 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         .tick_n(c_unauthorized$tick_n),
         .ev(c_unauthorized$ev),
         .ev_n(c_unauthorized$ev_n),
-        .ev_n_en(c_unauthorized$ev_n_en),
         .rdata(c_unauthorized$rdata)
     );
     nc_core$regs$leader32 leader32(
@@ -8075,147 +8024,131 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
         c_sent_values$tick_n = zero13;
         c_sent_values$ev = 1'b0;
         c_sent_values$ev_n = zero13;
-        c_sent_values$ev_n_en = 1'b1;
         c_sent_heartbeats$bus_addr = bus_addr;
         c_sent_heartbeats$clear = clear_counters;
         c_sent_heartbeats$tick = tick_sent_hb;
         c_sent_heartbeats$tick_n = zero13;
         c_sent_heartbeats$ev = ev_sent_hb;
         c_sent_heartbeats$ev_n = zero13;
-        c_sent_heartbeats$ev_n_en = 1'b1;
         c_delivered$bus_addr = bus_addr;
         c_delivered$clear = clear_counters;
         c_delivered$tick = tick_sent_value;
         c_delivered$tick_n = zero13;
         c_delivered$ev = ev_delivered;
         c_delivered$ev_n = zero13;
-        c_delivered$ev_n_en = 1'b1;
         c_requests_accepted$bus_addr = bus_addr;
         c_requests_accepted$clear = clear_counters;
         c_requests_accepted$tick = 1'b0;
         c_requests_accepted$tick_n = zero13;
         c_requests_accepted$ev = ev_accepted;
         c_requests_accepted$ev_n = zero13;
-        c_requests_accepted$ev_n_en = 1'b1;
         c_requests_dropped$bus_addr = bus_addr;
         c_requests_dropped$clear = clear_counters;
         c_requests_dropped$tick = 1'b0;
         c_requests_dropped$tick_n = tick_dropped;
-        c_requests_dropped$ev = ev_drop_one;
-        c_requests_dropped$ev_n = ev_drop_n;
-        c_requests_dropped$ev_n_en = ev_drop_n_en;
+        c_requests_dropped$ev = 1'b0;
+        c_requests_dropped$ev_n = ev_dropped;
         c_requests_oversize$bus_addr = bus_addr;
         c_requests_oversize$clear = clear_counters;
         c_requests_oversize$tick = 1'b0;
         c_requests_oversize$tick_n = zero13;
         c_requests_oversize$ev = ev_oversize;
         c_requests_oversize$ev_n = zero13;
-        c_requests_oversize$ev_n_en = 1'b1;
         c_not_leader_replies$bus_addr = bus_addr;
         c_not_leader_replies$clear = clear_counters;
         c_not_leader_replies$tick = 1'b0;
         c_not_leader_replies$tick_n = zero13;
         c_not_leader_replies$ev = ev_not_leader;
         c_not_leader_replies$ev_n = zero13;
-        c_not_leader_replies$ev_n_en = 1'b1;
         c_malformed$bus_addr = bus_addr;
         c_malformed$clear = clear_counters;
         c_malformed$tick = 1'b0;
         c_malformed$tick_n = zero13;
         c_malformed$ev = ev_malformed;
         c_malformed$ev_n = zero13;
-        c_malformed$ev_n_en = 1'b1;
         c_foreign$bus_addr = bus_addr;
         c_foreign$clear = clear_counters;
         c_foreign$tick = 1'b0;
         c_foreign$tick_n = zero13;
         c_foreign$ev = ev_foreign;
         c_foreign$ev_n = zero13;
-        c_foreign$ev_n_en = 1'b1;
         c_net_faults$bus_addr = bus_addr;
         c_net_faults$clear = clear_counters;
         c_net_faults$tick = tick_net_fault;
         c_net_faults$tick_n = zero13;
         c_net_faults$ev = ev_net_fault;
         c_net_faults$ev_n = zero13;
-        c_net_faults$ev_n_en = 1'b1;
         c_timeouts$bus_addr = bus_addr;
         c_timeouts$clear = clear_counters;
         c_timeouts$tick = tick_timeout;
         c_timeouts$tick_n = zero13;
         c_timeouts$ev = 1'b0;
         c_timeouts$ev_n = zero13;
-        c_timeouts$ev_n_en = 1'b1;
         c_stale_epoch$bus_addr = bus_addr;
         c_stale_epoch$clear = clear_counters;
         c_stale_epoch$tick = 1'b0;
         c_stale_epoch$tick_n = zero13;
         c_stale_epoch$ev = ev_stale;
         c_stale_epoch$ev_n = zero13;
-        c_stale_epoch$ev_n_en = 1'b1;
         c_duplicate_copies$bus_addr = bus_addr;
         c_duplicate_copies$clear = clear_counters;
         c_duplicate_copies$tick = 1'b0;
         c_duplicate_copies$tick_n = zero13;
         c_duplicate_copies$ev = ev_duplicate;
         c_duplicate_copies$ev_n = zero13;
-        c_duplicate_copies$ev_n_en = 1'b1;
         c_late_copies$bus_addr = bus_addr;
         c_late_copies$clear = clear_counters;
         c_late_copies$tick = 1'b0;
         c_late_copies$tick_n = zero13;
         c_late_copies$ev = 1'b0;
         c_late_copies$ev_n = zero13;
-        c_late_copies$ev_n_en = 1'b1;
         c_late_ticks$bus_addr = bus_addr;
         c_late_ticks$clear = clear_counters;
         c_late_ticks$tick = 1'b0;
         c_late_ticks$tick_n = zero13;
         c_late_ticks$ev = 1'b0;
         c_late_ticks$ev_n = zero13;
-        c_late_ticks$ev_n_en = 1'b1;
         c_config_applied$bus_addr = bus_addr;
         c_config_applied$clear = clear_counters;
         c_config_applied$tick = 1'b0;
         c_config_applied$tick_n = zero13;
         c_config_applied$ev = 1'b0;
         c_config_applied$ev_n = zero13;
-        c_config_applied$ev_n_en = 1'b1;
         c_config_rejected$bus_addr = bus_addr;
         c_config_rejected$clear = clear_counters;
         c_config_rejected$tick = 1'b0;
         c_config_rejected$tick_n = zero13;
         c_config_rejected$ev = 1'b0;
         c_config_rejected$ev_n = zero13;
-        c_config_rejected$ev_n_en = 1'b1;
         c_ignored$bus_addr = bus_addr;
         c_ignored$clear = clear_counters;
         c_ignored$tick = 1'b0;
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
-        c_ignored$ev_n_en = 1'b1;
         c_replies_dropped$bus_addr = bus_addr;
         c_replies_dropped$clear = clear_counters;
         c_replies_dropped$tick = 1'b0;
         c_replies_dropped$tick_n = zero13;
         c_replies_dropped$ev = drop_reply_ok;
-        c_replies_dropped$ev_n = one13;
-        c_replies_dropped$ev_n_en = drop_reply_nl;
+        if (drop_reply_nl) begin
+            c_replies_dropped$ev_n = one13;
+        end
+        else begin
+            c_replies_dropped$ev_n = zero13;
+        end
         c_host_dropped$bus_addr = bus_addr;
         c_host_dropped$clear = clear_counters;
         c_host_dropped$tick = 1'b0;
         c_host_dropped$tick_n = zero13;
         c_host_dropped$ev = drop_host;
         c_host_dropped$ev_n = zero13;
-        c_host_dropped$ev_n_en = 1'b1;
         c_unauthorized$bus_addr = bus_addr;
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        c_unauthorized$ev_n_en = 1'b1;
         w_data$clock = clock;
         w_ctrl$clock = clock;
         w_data$d = bus_wdata;
@@ -8264,7 +8197,7 @@ module nc_core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl
 endmodule // nc_core$regs
 
 
-module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8274,7 +8207,6 @@ module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -8283,7 +8215,6 @@ module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -8304,9 +8235,6 @@ module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -8351,11 +8279,6 @@ module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_config_applied$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_config_applied$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -8377,27 +8300,19 @@ module nc_core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -8510,25 +8425,6 @@ module nc_core$regs$c_config_applied$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_config_applied$r_ev_n
 
 
-module nc_core$regs$c_config_applied$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_config_applied$r_ev_n_en
-
-
 module nc_core$regs$c_config_applied$r_tick(d,q,clock);
     
     // Module arguments
@@ -8600,7 +8496,7 @@ module nc_core$regs$c_config_applied$xn(narrow,wide);
 endmodule // nc_core$regs$c_config_applied$xn
 
 
-module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8610,7 +8506,6 @@ module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -8619,7 +8514,6 @@ module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -8640,9 +8534,6 @@ module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -8687,11 +8578,6 @@ module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_config_rejected$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_config_rejected$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -8713,27 +8599,19 @@ module nc_core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -8846,25 +8724,6 @@ module nc_core$regs$c_config_rejected$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_config_rejected$r_ev_n
 
 
-module nc_core$regs$c_config_rejected$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_config_rejected$r_ev_n_en
-
-
 module nc_core$regs$c_config_rejected$r_tick(d,q,clock);
     
     // Module arguments
@@ -8936,7 +8795,7 @@ module nc_core$regs$c_config_rejected$xn(narrow,wide);
 endmodule // nc_core$regs$c_config_rejected$xn
 
 
-module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -8946,7 +8805,6 @@ module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -8955,7 +8813,6 @@ module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -8976,9 +8833,6 @@ module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -9023,11 +8877,6 @@ module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_delivered$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_delivered$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -9049,27 +8898,19 @@ module nc_core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -9182,25 +9023,6 @@ module nc_core$regs$c_delivered$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_delivered$r_ev_n
 
 
-module nc_core$regs$c_delivered$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_delivered$r_ev_n_en
-
-
 module nc_core$regs$c_delivered$r_tick(d,q,clock);
     
     // Module arguments
@@ -9272,7 +9094,7 @@ module nc_core$regs$c_delivered$xn(narrow,wide);
 endmodule // nc_core$regs$c_delivered$xn
 
 
-module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9282,7 +9104,6 @@ module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -9291,7 +9112,6 @@ module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -9312,9 +9132,6 @@ module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -9359,11 +9176,6 @@ module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_duplicate_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -9385,27 +9197,19 @@ module nc_core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -9518,25 +9322,6 @@ module nc_core$regs$c_duplicate_copies$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_duplicate_copies$r_ev_n
 
 
-module nc_core$regs$c_duplicate_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_duplicate_copies$r_ev_n_en
-
-
 module nc_core$regs$c_duplicate_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -9608,7 +9393,7 @@ module nc_core$regs$c_duplicate_copies$xn(narrow,wide);
 endmodule // nc_core$regs$c_duplicate_copies$xn
 
 
-module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9618,7 +9403,6 @@ module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -9627,7 +9411,6 @@ module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -9648,9 +9431,6 @@ module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -9695,11 +9475,6 @@ module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_foreign$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_foreign$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -9721,27 +9496,19 @@ module nc_core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -9854,25 +9621,6 @@ module nc_core$regs$c_foreign$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_foreign$r_ev_n
 
 
-module nc_core$regs$c_foreign$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_foreign$r_ev_n_en
-
-
 module nc_core$regs$c_foreign$r_tick(d,q,clock);
     
     // Module arguments
@@ -9944,7 +9692,7 @@ module nc_core$regs$c_foreign$xn(narrow,wide);
 endmodule // nc_core$regs$c_foreign$xn
 
 
-module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -9954,7 +9702,6 @@ module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -9963,7 +9710,6 @@ module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -9984,9 +9730,6 @@ module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10031,11 +9774,6 @@ module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_host_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_host_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10057,27 +9795,19 @@ module nc_core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10190,25 +9920,6 @@ module nc_core$regs$c_host_dropped$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_host_dropped$r_ev_n
 
 
-module nc_core$regs$c_host_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_host_dropped$r_ev_n_en
-
-
 module nc_core$regs$c_host_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -10280,7 +9991,7 @@ module nc_core$regs$c_host_dropped$xn(narrow,wide);
 endmodule // nc_core$regs$c_host_dropped$xn
 
 
-module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10290,7 +10001,6 @@ module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10299,7 +10009,6 @@ module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10320,9 +10029,6 @@ module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10367,11 +10073,6 @@ module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_ignored$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_ignored$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10393,27 +10094,19 @@ module nc_core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,r
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10526,25 +10219,6 @@ module nc_core$regs$c_ignored$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_ignored$r_ev_n
 
 
-module nc_core$regs$c_ignored$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_ignored$r_ev_n_en
-
-
 module nc_core$regs$c_ignored$r_tick(d,q,clock);
     
     // Module arguments
@@ -10616,7 +10290,7 @@ module nc_core$regs$c_ignored$xn(narrow,wide);
 endmodule // nc_core$regs$c_ignored$xn
 
 
-module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10626,7 +10300,6 @@ module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10635,7 +10308,6 @@ module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10656,9 +10328,6 @@ module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10703,11 +10372,6 @@ module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_late_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_late_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10729,27 +10393,19 @@ module nc_core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10862,25 +10518,6 @@ module nc_core$regs$c_late_copies$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_late_copies$r_ev_n
 
 
-module nc_core$regs$c_late_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_late_copies$r_ev_n_en
-
-
 module nc_core$regs$c_late_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -10952,7 +10589,7 @@ module nc_core$regs$c_late_copies$xn(narrow,wide);
 endmodule // nc_core$regs$c_late_copies$xn
 
 
-module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10962,7 +10599,6 @@ module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10971,7 +10607,6 @@ module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10992,9 +10627,6 @@ module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11039,11 +10671,6 @@ module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_late_ticks$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_late_ticks$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11065,27 +10692,19 @@ module nc_core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11198,25 +10817,6 @@ module nc_core$regs$c_late_ticks$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_late_ticks$r_ev_n
 
 
-module nc_core$regs$c_late_ticks$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_late_ticks$r_ev_n_en
-
-
 module nc_core$regs$c_late_ticks$r_tick(d,q,clock);
     
     // Module arguments
@@ -11288,7 +10888,7 @@ module nc_core$regs$c_late_ticks$xn(narrow,wide);
 endmodule // nc_core$regs$c_late_ticks$xn
 
 
-module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11298,7 +10898,6 @@ module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11307,7 +10906,6 @@ module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -11328,9 +10926,6 @@ module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11375,11 +10970,6 @@ module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_malformed$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_malformed$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11401,27 +10991,19 @@ module nc_core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11534,25 +11116,6 @@ module nc_core$regs$c_malformed$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_malformed$r_ev_n
 
 
-module nc_core$regs$c_malformed$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_malformed$r_ev_n_en
-
-
 module nc_core$regs$c_malformed$r_tick(d,q,clock);
     
     // Module arguments
@@ -11624,7 +11187,7 @@ module nc_core$regs$c_malformed$xn(narrow,wide);
 endmodule // nc_core$regs$c_malformed$xn
 
 
-module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11634,7 +11197,6 @@ module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11643,7 +11205,6 @@ module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -11664,9 +11225,6 @@ module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11711,11 +11269,6 @@ module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_net_faults$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_net_faults$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11737,27 +11290,19 @@ module nc_core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11870,25 +11415,6 @@ module nc_core$regs$c_net_faults$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_net_faults$r_ev_n
 
 
-module nc_core$regs$c_net_faults$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_net_faults$r_ev_n_en
-
-
 module nc_core$regs$c_net_faults$r_tick(d,q,clock);
     
     // Module arguments
@@ -11960,7 +11486,7 @@ module nc_core$regs$c_net_faults$xn(narrow,wide);
 endmodule // nc_core$regs$c_net_faults$xn
 
 
-module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11970,7 +11496,6 @@ module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11979,7 +11504,6 @@ module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12000,9 +11524,6 @@ module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12047,11 +11568,6 @@ module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_not_leader_replies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12073,27 +11589,19 @@ module nc_core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12206,25 +11714,6 @@ module nc_core$regs$c_not_leader_replies$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_not_leader_replies$r_ev_n
 
 
-module nc_core$regs$c_not_leader_replies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_not_leader_replies$r_ev_n_en
-
-
 module nc_core$regs$c_not_leader_replies$r_tick(d,q,clock);
     
     // Module arguments
@@ -12296,7 +11785,7 @@ module nc_core$regs$c_not_leader_replies$xn(narrow,wide);
 endmodule // nc_core$regs$c_not_leader_replies$xn
 
 
-module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12306,7 +11795,6 @@ module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12315,7 +11803,6 @@ module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12336,9 +11823,6 @@ module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12383,11 +11867,6 @@ module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_replies_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12409,27 +11888,19 @@ module nc_core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12542,25 +12013,6 @@ module nc_core$regs$c_replies_dropped$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_replies_dropped$r_ev_n
 
 
-module nc_core$regs$c_replies_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_replies_dropped$r_ev_n_en
-
-
 module nc_core$regs$c_replies_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -12632,7 +12084,7 @@ module nc_core$regs$c_replies_dropped$xn(narrow,wide);
 endmodule // nc_core$regs$c_replies_dropped$xn
 
 
-module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12642,7 +12094,6 @@ module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12651,7 +12102,6 @@ module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12672,9 +12122,6 @@ module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12719,11 +12166,6 @@ module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_requests_accepted$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12745,27 +12187,19 @@ module nc_core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12878,25 +12312,6 @@ module nc_core$regs$c_requests_accepted$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_requests_accepted$r_ev_n
 
 
-module nc_core$regs$c_requests_accepted$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_requests_accepted$r_ev_n_en
-
-
 module nc_core$regs$c_requests_accepted$r_tick(d,q,clock);
     
     // Module arguments
@@ -12968,7 +12383,7 @@ module nc_core$regs$c_requests_accepted$xn(narrow,wide);
 endmodule // nc_core$regs$c_requests_accepted$xn
 
 
-module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12978,7 +12393,6 @@ module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12987,7 +12401,6 @@ module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13008,9 +12421,6 @@ module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13055,11 +12465,6 @@ module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_requests_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13081,27 +12486,19 @@ module nc_core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13214,25 +12611,6 @@ module nc_core$regs$c_requests_dropped$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_requests_dropped$r_ev_n
 
 
-module nc_core$regs$c_requests_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_requests_dropped$r_ev_n_en
-
-
 module nc_core$regs$c_requests_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -13304,7 +12682,7 @@ module nc_core$regs$c_requests_dropped$xn(narrow,wide);
 endmodule // nc_core$regs$c_requests_dropped$xn
 
 
-module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13314,7 +12692,6 @@ module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13323,7 +12700,6 @@ module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13344,9 +12720,6 @@ module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13391,11 +12764,6 @@ module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_requests_oversize$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13417,27 +12785,19 @@ module nc_core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13550,25 +12910,6 @@ module nc_core$regs$c_requests_oversize$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_requests_oversize$r_ev_n
 
 
-module nc_core$regs$c_requests_oversize$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_requests_oversize$r_ev_n_en
-
-
 module nc_core$regs$c_requests_oversize$r_tick(d,q,clock);
     
     // Module arguments
@@ -13640,7 +12981,7 @@ module nc_core$regs$c_requests_oversize$xn(narrow,wide);
 endmodule // nc_core$regs$c_requests_oversize$xn
 
 
-module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13650,7 +12991,6 @@ module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13659,7 +12999,6 @@ module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13680,9 +13019,6 @@ module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13727,11 +13063,6 @@ module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_sent_heartbeats$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13753,27 +13084,19 @@ module nc_core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13886,25 +13209,6 @@ module nc_core$regs$c_sent_heartbeats$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_sent_heartbeats$r_ev_n
 
 
-module nc_core$regs$c_sent_heartbeats$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_sent_heartbeats$r_ev_n_en
-
-
 module nc_core$regs$c_sent_heartbeats$r_tick(d,q,clock);
     
     // Module arguments
@@ -13976,7 +13280,7 @@ module nc_core$regs$c_sent_heartbeats$xn(narrow,wide);
 endmodule // nc_core$regs$c_sent_heartbeats$xn
 
 
-module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13986,7 +13290,6 @@ module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13995,7 +13298,6 @@ module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14016,9 +13318,6 @@ module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14063,11 +13362,6 @@ module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_sent_values$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_sent_values$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14089,27 +13383,19 @@ module nc_core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14222,25 +13508,6 @@ module nc_core$regs$c_sent_values$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_sent_values$r_ev_n
 
 
-module nc_core$regs$c_sent_values$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_sent_values$r_ev_n_en
-
-
 module nc_core$regs$c_sent_values$r_tick(d,q,clock);
     
     // Module arguments
@@ -14312,7 +13579,7 @@ module nc_core$regs$c_sent_values$xn(narrow,wide);
 endmodule // nc_core$regs$c_sent_values$xn
 
 
-module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14322,7 +13589,6 @@ module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -14331,7 +13597,6 @@ module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14352,9 +13617,6 @@ module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14399,11 +13661,6 @@ module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_stale_epoch$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14425,27 +13682,19 @@ module nc_core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14558,25 +13807,6 @@ module nc_core$regs$c_stale_epoch$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_stale_epoch$r_ev_n
 
 
-module nc_core$regs$c_stale_epoch$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_stale_epoch$r_ev_n_en
-
-
 module nc_core$regs$c_stale_epoch$r_tick(d,q,clock);
     
     // Module arguments
@@ -14648,7 +13878,7 @@ module nc_core$regs$c_stale_epoch$xn(narrow,wide);
 endmodule // nc_core$regs$c_stale_epoch$xn
 
 
-module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14658,7 +13888,6 @@ module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -14667,7 +13896,6 @@ module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14688,9 +13916,6 @@ module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14735,11 +13960,6 @@ module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_timeouts$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_timeouts$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14761,27 +13981,19 @@ module nc_core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14894,25 +14106,6 @@ module nc_core$regs$c_timeouts$r_ev_n(d,q,clock);
 endmodule // nc_core$regs$c_timeouts$r_ev_n
 
 
-module nc_core$regs$c_timeouts$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_timeouts$r_ev_n_en
-
-
 module nc_core$regs$c_timeouts$r_tick(d,q,clock);
     
     // Module arguments
@@ -14984,7 +14177,7 @@ module nc_core$regs$c_timeouts$xn(narrow,wide);
 endmodule // nc_core$regs$c_timeouts$xn
 
 
-module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14994,7 +14187,6 @@ module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -15003,7 +14195,6 @@ module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -15024,9 +14215,6 @@ module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -15071,11 +14259,6 @@ module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_core$regs$c_unauthorized$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_core$regs$c_unauthorized$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -15097,27 +14280,19 @@ module nc_core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -15228,25 +14403,6 @@ module nc_core$regs$c_unauthorized$r_ev_n(d,q,clock);
     end
           
 endmodule // nc_core$regs$c_unauthorized$r_ev_n
-
-
-module nc_core$regs$c_unauthorized$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_core$regs$c_unauthorized$r_ev_n_en
 
 
 module nc_core$regs$c_unauthorized$r_tick(d,q,clock);

@@ -1936,9 +1936,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     wire  core$ev_duplicate;
     wire  core$ev_net_fault;
     wire  core$ev_delivered;
-    wire  core$ev_drop_one;
-    wire  [12:0] core$ev_drop_n;
-    wire  core$ev_drop_n_en;
+    wire  [12:0] core$ev_dropped;
     wire  core$ev_accepted;
     wire  core$ev_not_leader;
     wire  core$ev_sent_hb;
@@ -2036,9 +2034,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
     reg  regs$ev_sent_hb;
     reg  regs$ev_oversize;
     reg  [12:0] regs$tick_dropped;
-    reg  regs$ev_drop_one;
-    reg  [12:0] regs$ev_drop_n;
-    reg  regs$ev_drop_n_en;
+    reg  [12:0] regs$ev_dropped;
     wire  [927:0] regs$cfg;
     wire  [31:0] regs$window;
     reg  [2:0] rec_n$d;
@@ -2189,9 +2185,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .ev_duplicate(core$ev_duplicate),
         .ev_net_fault(core$ev_net_fault),
         .ev_delivered(core$ev_delivered),
-        .ev_drop_one(core$ev_drop_one),
-        .ev_drop_n(core$ev_drop_n),
-        .ev_drop_n_en(core$ev_drop_n_en),
+        .ev_dropped(core$ev_dropped),
         .ev_accepted(core$ev_accepted),
         .ev_not_leader(core$ev_not_leader),
         .ev_sent_hb(core$ev_sent_hb),
@@ -2299,9 +2293,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         .ev_sent_hb(regs$ev_sent_hb),
         .ev_oversize(regs$ev_oversize),
         .tick_dropped(regs$tick_dropped),
-        .ev_drop_one(regs$ev_drop_one),
-        .ev_drop_n(regs$ev_drop_n),
-        .ev_drop_n_en(regs$ev_drop_n_en),
+        .ev_dropped(regs$ev_dropped),
         .cfg(regs$cfg),
         .window(regs$window)
     );
@@ -2492,9 +2484,7 @@ module nc_engine$core(clock,csr_addr,csr_wdata,csr_write,csr_rdata,rx_valid,rx_p
         regs$ev_sent_hb = core$ev_sent_hb;
         regs$ev_oversize = core$ev_oversize;
         regs$tick_dropped = core$tick_dropped;
-        regs$ev_drop_one = core$ev_drop_one;
-        regs$ev_drop_n = core$ev_drop_n;
-        regs$ev_drop_n_en = core$ev_drop_n_en;
+        regs$ev_dropped = core$ev_dropped;
         core$rx_valid = rx_valid;
         core$rx_port = rx_port;
         core$rx_class = rx_class;
@@ -2698,7 +2688,7 @@ module nc_engine$core$bmax13(narrow,wide);
 endmodule // nc_engine$core$bmax13
 
 
-module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_drop_one,ev_drop_n,ev_drop_n_en,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
+module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batch_max,fifo_depth,mtu,ctrl_write,ctrl_value,rx_valid,rx_port,rx_class,rx_sender,rx_epoch,rx_tree,rx_kind,rx_instance,rx_seq,timeout_written,cl_valid,cl_class,cl_len,rx_expired,rx_missing,rx_busy,rx_outcome,rx_outcome_fresh,rx_apply,rx_restart,rx_restart_base,fifo_len,fifo_nz,fifo_room,fifo_room_b,tx_hold,fifo_push,fifo_clear,fifo_take_now,send,send_kind,send_count,send_instance,send_epoch,send_seq,lead_deliver,rx_deliver,tick_leader_changed,tick_epoch,tick_leader,rx_leader_changed,tick_fault,tick_fault_code,tick_fault_missing,rx_fault,rx_fault_code,state_mode,mode_state,state_start,state_rx_active,viol_stale,viol_deposed,nl_reply,nl_leader,nl_epoch,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,tick_dropped,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_dropped,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,state,status,epoch,leader,last_instance,ev_port,lock_take,lock_kept);
     
     // Module arguments
     input wire  clock;
@@ -2782,9 +2772,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     output reg  ev_duplicate;
     output reg  ev_net_fault;
     output reg  ev_delivered;
-    output reg  ev_drop_one;
-    output reg  [12:0] ev_drop_n;
-    output reg  ev_drop_n_en;
+    output reg  [12:0] ev_dropped;
     output reg  ev_accepted;
     output reg  ev_not_leader;
     output reg  ev_sent_hb;
@@ -2845,6 +2833,7 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
     localparam  k1_8 = 8'h1;
     localparam  k_sender_none = 8'hff;
     localparam  k0_13 = 13'b0;
+    localparam  k1_13 = 13'b1;
     localparam  k0_32 = 32'h0;
     localparam  k1_32 = 32'h1;
     localparam  k2_32 = 32'h2;
@@ -4410,9 +4399,13 @@ module nc_engine$core$core(clock,node_id,node_count,trees,loop_period,min_gap,ti
         ev_duplicate = r_dup;
         ev_net_fault = r_any_fault;
         ev_delivered = rx_deliver;
-        ev_drop_one = q_req && p_is_leader && ~q_oversize && ~q_room;
-        ev_drop_n = e_len;
-        ev_drop_n_en = y_drop && ~ev_drop_one;
+        ev_dropped = k0_13;
+        if (y_drop) begin
+            ev_dropped = e_len;
+        end
+        if (q_req && p_is_leader && ~q_oversize && ~q_room) begin
+            ev_dropped = k1_13;
+        end
         ev_accepted = fifo_push;
         ev_not_leader = nl_reply;
         ev_sent_hb = c_start;
@@ -8553,7 +8546,7 @@ module nc_engine$core$rec_wp(d,q,clock);
 endmodule // nc_engine$core$rec_wp
 
 
-module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_drop_one,ev_drop_n,ev_drop_n_en,cfg,window);
+module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_write,ctrl_value,timeout_written,state,status,epoch,leader,last_instance,clear_counters,tick_net_fault,tick_timeout,tick_sent_value,tick_sent_hb,ev_foreign,ev_malformed,ev_unauthorized,ev_ignored,drop_reply_ok,drop_reply_nl,drop_host,ev_stale,ev_duplicate,ev_net_fault,ev_delivered,ev_accepted,ev_not_leader,ev_sent_hb,ev_oversize,tick_dropped,ev_dropped,cfg,window);
     
     // Module arguments
     input wire  clock;
@@ -8590,9 +8583,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     input wire  ev_sent_hb;
     input wire  ev_oversize;
     input wire  [12:0] tick_dropped;
-    input wire  ev_drop_one;
-    input wire  [12:0] ev_drop_n;
-    input wire  ev_drop_n_en;
+    input wire  [12:0] ev_dropped;
     output reg  [927:0] cfg;
     output reg  [31:0] window;
     
@@ -8853,7 +8844,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_sent_values$tick_n;
     reg  c_sent_values$ev;
     reg  [12:0] c_sent_values$ev_n;
-    reg  c_sent_values$ev_n_en;
     wire  [31:0] c_sent_values$rdata;
     reg  c_sent_heartbeats$clock;
     reg  [15:0] c_sent_heartbeats$bus_addr;
@@ -8862,7 +8852,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_sent_heartbeats$tick_n;
     reg  c_sent_heartbeats$ev;
     reg  [12:0] c_sent_heartbeats$ev_n;
-    reg  c_sent_heartbeats$ev_n_en;
     wire  [31:0] c_sent_heartbeats$rdata;
     reg  c_delivered$clock;
     reg  [15:0] c_delivered$bus_addr;
@@ -8871,7 +8860,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_delivered$tick_n;
     reg  c_delivered$ev;
     reg  [12:0] c_delivered$ev_n;
-    reg  c_delivered$ev_n_en;
     wire  [31:0] c_delivered$rdata;
     reg  c_requests_accepted$clock;
     reg  [15:0] c_requests_accepted$bus_addr;
@@ -8880,7 +8868,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_requests_accepted$tick_n;
     reg  c_requests_accepted$ev;
     reg  [12:0] c_requests_accepted$ev_n;
-    reg  c_requests_accepted$ev_n_en;
     wire  [31:0] c_requests_accepted$rdata;
     reg  c_requests_dropped$clock;
     reg  [15:0] c_requests_dropped$bus_addr;
@@ -8889,7 +8876,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_requests_dropped$tick_n;
     reg  c_requests_dropped$ev;
     reg  [12:0] c_requests_dropped$ev_n;
-    reg  c_requests_dropped$ev_n_en;
     wire  [31:0] c_requests_dropped$rdata;
     reg  c_requests_oversize$clock;
     reg  [15:0] c_requests_oversize$bus_addr;
@@ -8898,7 +8884,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_requests_oversize$tick_n;
     reg  c_requests_oversize$ev;
     reg  [12:0] c_requests_oversize$ev_n;
-    reg  c_requests_oversize$ev_n_en;
     wire  [31:0] c_requests_oversize$rdata;
     reg  c_not_leader_replies$clock;
     reg  [15:0] c_not_leader_replies$bus_addr;
@@ -8907,7 +8892,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_not_leader_replies$tick_n;
     reg  c_not_leader_replies$ev;
     reg  [12:0] c_not_leader_replies$ev_n;
-    reg  c_not_leader_replies$ev_n_en;
     wire  [31:0] c_not_leader_replies$rdata;
     reg  c_malformed$clock;
     reg  [15:0] c_malformed$bus_addr;
@@ -8916,7 +8900,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_malformed$tick_n;
     reg  c_malformed$ev;
     reg  [12:0] c_malformed$ev_n;
-    reg  c_malformed$ev_n_en;
     wire  [31:0] c_malformed$rdata;
     reg  c_foreign$clock;
     reg  [15:0] c_foreign$bus_addr;
@@ -8925,7 +8908,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_foreign$tick_n;
     reg  c_foreign$ev;
     reg  [12:0] c_foreign$ev_n;
-    reg  c_foreign$ev_n_en;
     wire  [31:0] c_foreign$rdata;
     reg  c_net_faults$clock;
     reg  [15:0] c_net_faults$bus_addr;
@@ -8934,7 +8916,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_net_faults$tick_n;
     reg  c_net_faults$ev;
     reg  [12:0] c_net_faults$ev_n;
-    reg  c_net_faults$ev_n_en;
     wire  [31:0] c_net_faults$rdata;
     reg  c_timeouts$clock;
     reg  [15:0] c_timeouts$bus_addr;
@@ -8943,7 +8924,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_timeouts$tick_n;
     reg  c_timeouts$ev;
     reg  [12:0] c_timeouts$ev_n;
-    reg  c_timeouts$ev_n_en;
     wire  [31:0] c_timeouts$rdata;
     reg  c_stale_epoch$clock;
     reg  [15:0] c_stale_epoch$bus_addr;
@@ -8952,7 +8932,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_stale_epoch$tick_n;
     reg  c_stale_epoch$ev;
     reg  [12:0] c_stale_epoch$ev_n;
-    reg  c_stale_epoch$ev_n_en;
     wire  [31:0] c_stale_epoch$rdata;
     reg  c_duplicate_copies$clock;
     reg  [15:0] c_duplicate_copies$bus_addr;
@@ -8961,7 +8940,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_duplicate_copies$tick_n;
     reg  c_duplicate_copies$ev;
     reg  [12:0] c_duplicate_copies$ev_n;
-    reg  c_duplicate_copies$ev_n_en;
     wire  [31:0] c_duplicate_copies$rdata;
     reg  c_late_copies$clock;
     reg  [15:0] c_late_copies$bus_addr;
@@ -8970,7 +8948,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_late_copies$tick_n;
     reg  c_late_copies$ev;
     reg  [12:0] c_late_copies$ev_n;
-    reg  c_late_copies$ev_n_en;
     wire  [31:0] c_late_copies$rdata;
     reg  c_late_ticks$clock;
     reg  [15:0] c_late_ticks$bus_addr;
@@ -8979,7 +8956,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_late_ticks$tick_n;
     reg  c_late_ticks$ev;
     reg  [12:0] c_late_ticks$ev_n;
-    reg  c_late_ticks$ev_n_en;
     wire  [31:0] c_late_ticks$rdata;
     reg  c_config_applied$clock;
     reg  [15:0] c_config_applied$bus_addr;
@@ -8988,7 +8964,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_config_applied$tick_n;
     reg  c_config_applied$ev;
     reg  [12:0] c_config_applied$ev_n;
-    reg  c_config_applied$ev_n_en;
     wire  [31:0] c_config_applied$rdata;
     reg  c_config_rejected$clock;
     reg  [15:0] c_config_rejected$bus_addr;
@@ -8997,7 +8972,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_config_rejected$tick_n;
     reg  c_config_rejected$ev;
     reg  [12:0] c_config_rejected$ev_n;
-    reg  c_config_rejected$ev_n_en;
     wire  [31:0] c_config_rejected$rdata;
     reg  c_ignored$clock;
     reg  [15:0] c_ignored$bus_addr;
@@ -9006,7 +8980,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_ignored$tick_n;
     reg  c_ignored$ev;
     reg  [12:0] c_ignored$ev_n;
-    reg  c_ignored$ev_n_en;
     wire  [31:0] c_ignored$rdata;
     reg  c_replies_dropped$clock;
     reg  [15:0] c_replies_dropped$bus_addr;
@@ -9015,7 +8988,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_replies_dropped$tick_n;
     reg  c_replies_dropped$ev;
     reg  [12:0] c_replies_dropped$ev_n;
-    reg  c_replies_dropped$ev_n_en;
     wire  [31:0] c_replies_dropped$rdata;
     reg  c_host_dropped$clock;
     reg  [15:0] c_host_dropped$bus_addr;
@@ -9024,7 +8996,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_host_dropped$tick_n;
     reg  c_host_dropped$ev;
     reg  [12:0] c_host_dropped$ev_n;
-    reg  c_host_dropped$ev_n_en;
     wire  [31:0] c_host_dropped$rdata;
     reg  c_unauthorized$clock;
     reg  [15:0] c_unauthorized$bus_addr;
@@ -9033,7 +9004,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
     reg  [12:0] c_unauthorized$tick_n;
     reg  c_unauthorized$ev;
     reg  [12:0] c_unauthorized$ev_n;
-    reg  c_unauthorized$ev_n_en;
     wire  [31:0] c_unauthorized$rdata;
     reg  [7:0] leader32$narrow;
     wire  [31:0] leader32$wide;
@@ -9354,7 +9324,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_sent_values$tick_n),
         .ev(c_sent_values$ev),
         .ev_n(c_sent_values$ev_n),
-        .ev_n_en(c_sent_values$ev_n_en),
         .rdata(c_sent_values$rdata)
     );
     nc_engine$core$regs$c_sent_heartbeats c_sent_heartbeats(
@@ -9365,7 +9334,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_sent_heartbeats$tick_n),
         .ev(c_sent_heartbeats$ev),
         .ev_n(c_sent_heartbeats$ev_n),
-        .ev_n_en(c_sent_heartbeats$ev_n_en),
         .rdata(c_sent_heartbeats$rdata)
     );
     nc_engine$core$regs$c_delivered c_delivered(
@@ -9376,7 +9344,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_delivered$tick_n),
         .ev(c_delivered$ev),
         .ev_n(c_delivered$ev_n),
-        .ev_n_en(c_delivered$ev_n_en),
         .rdata(c_delivered$rdata)
     );
     nc_engine$core$regs$c_requests_accepted c_requests_accepted(
@@ -9387,7 +9354,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_requests_accepted$tick_n),
         .ev(c_requests_accepted$ev),
         .ev_n(c_requests_accepted$ev_n),
-        .ev_n_en(c_requests_accepted$ev_n_en),
         .rdata(c_requests_accepted$rdata)
     );
     nc_engine$core$regs$c_requests_dropped c_requests_dropped(
@@ -9398,7 +9364,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_requests_dropped$tick_n),
         .ev(c_requests_dropped$ev),
         .ev_n(c_requests_dropped$ev_n),
-        .ev_n_en(c_requests_dropped$ev_n_en),
         .rdata(c_requests_dropped$rdata)
     );
     nc_engine$core$regs$c_requests_oversize c_requests_oversize(
@@ -9409,7 +9374,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_requests_oversize$tick_n),
         .ev(c_requests_oversize$ev),
         .ev_n(c_requests_oversize$ev_n),
-        .ev_n_en(c_requests_oversize$ev_n_en),
         .rdata(c_requests_oversize$rdata)
     );
     nc_engine$core$regs$c_not_leader_replies c_not_leader_replies(
@@ -9420,7 +9384,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_not_leader_replies$tick_n),
         .ev(c_not_leader_replies$ev),
         .ev_n(c_not_leader_replies$ev_n),
-        .ev_n_en(c_not_leader_replies$ev_n_en),
         .rdata(c_not_leader_replies$rdata)
     );
     nc_engine$core$regs$c_malformed c_malformed(
@@ -9431,7 +9394,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_malformed$tick_n),
         .ev(c_malformed$ev),
         .ev_n(c_malformed$ev_n),
-        .ev_n_en(c_malformed$ev_n_en),
         .rdata(c_malformed$rdata)
     );
     nc_engine$core$regs$c_foreign c_foreign(
@@ -9442,7 +9404,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_foreign$tick_n),
         .ev(c_foreign$ev),
         .ev_n(c_foreign$ev_n),
-        .ev_n_en(c_foreign$ev_n_en),
         .rdata(c_foreign$rdata)
     );
     nc_engine$core$regs$c_net_faults c_net_faults(
@@ -9453,7 +9414,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_net_faults$tick_n),
         .ev(c_net_faults$ev),
         .ev_n(c_net_faults$ev_n),
-        .ev_n_en(c_net_faults$ev_n_en),
         .rdata(c_net_faults$rdata)
     );
     nc_engine$core$regs$c_timeouts c_timeouts(
@@ -9464,7 +9424,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_timeouts$tick_n),
         .ev(c_timeouts$ev),
         .ev_n(c_timeouts$ev_n),
-        .ev_n_en(c_timeouts$ev_n_en),
         .rdata(c_timeouts$rdata)
     );
     nc_engine$core$regs$c_stale_epoch c_stale_epoch(
@@ -9475,7 +9434,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_stale_epoch$tick_n),
         .ev(c_stale_epoch$ev),
         .ev_n(c_stale_epoch$ev_n),
-        .ev_n_en(c_stale_epoch$ev_n_en),
         .rdata(c_stale_epoch$rdata)
     );
     nc_engine$core$regs$c_duplicate_copies c_duplicate_copies(
@@ -9486,7 +9444,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_duplicate_copies$tick_n),
         .ev(c_duplicate_copies$ev),
         .ev_n(c_duplicate_copies$ev_n),
-        .ev_n_en(c_duplicate_copies$ev_n_en),
         .rdata(c_duplicate_copies$rdata)
     );
     nc_engine$core$regs$c_late_copies c_late_copies(
@@ -9497,7 +9454,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_late_copies$tick_n),
         .ev(c_late_copies$ev),
         .ev_n(c_late_copies$ev_n),
-        .ev_n_en(c_late_copies$ev_n_en),
         .rdata(c_late_copies$rdata)
     );
     nc_engine$core$regs$c_late_ticks c_late_ticks(
@@ -9508,7 +9464,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_late_ticks$tick_n),
         .ev(c_late_ticks$ev),
         .ev_n(c_late_ticks$ev_n),
-        .ev_n_en(c_late_ticks$ev_n_en),
         .rdata(c_late_ticks$rdata)
     );
     nc_engine$core$regs$c_config_applied c_config_applied(
@@ -9519,7 +9474,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_config_applied$tick_n),
         .ev(c_config_applied$ev),
         .ev_n(c_config_applied$ev_n),
-        .ev_n_en(c_config_applied$ev_n_en),
         .rdata(c_config_applied$rdata)
     );
     nc_engine$core$regs$c_config_rejected c_config_rejected(
@@ -9530,7 +9484,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_config_rejected$tick_n),
         .ev(c_config_rejected$ev),
         .ev_n(c_config_rejected$ev_n),
-        .ev_n_en(c_config_rejected$ev_n_en),
         .rdata(c_config_rejected$rdata)
     );
     nc_engine$core$regs$c_ignored c_ignored(
@@ -9541,7 +9494,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_ignored$tick_n),
         .ev(c_ignored$ev),
         .ev_n(c_ignored$ev_n),
-        .ev_n_en(c_ignored$ev_n_en),
         .rdata(c_ignored$rdata)
     );
     nc_engine$core$regs$c_replies_dropped c_replies_dropped(
@@ -9552,7 +9504,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_replies_dropped$tick_n),
         .ev(c_replies_dropped$ev),
         .ev_n(c_replies_dropped$ev_n),
-        .ev_n_en(c_replies_dropped$ev_n_en),
         .rdata(c_replies_dropped$rdata)
     );
     nc_engine$core$regs$c_host_dropped c_host_dropped(
@@ -9563,7 +9514,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_host_dropped$tick_n),
         .ev(c_host_dropped$ev),
         .ev_n(c_host_dropped$ev_n),
-        .ev_n_en(c_host_dropped$ev_n_en),
         .rdata(c_host_dropped$rdata)
     );
     nc_engine$core$regs$c_unauthorized c_unauthorized(
@@ -9574,7 +9524,6 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         .tick_n(c_unauthorized$tick_n),
         .ev(c_unauthorized$ev),
         .ev_n(c_unauthorized$ev_n),
-        .ev_n_en(c_unauthorized$ev_n_en),
         .rdata(c_unauthorized$rdata)
     );
     nc_engine$core$regs$leader32 leader32(
@@ -9838,147 +9787,131 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
         c_sent_values$tick_n = zero13;
         c_sent_values$ev = 1'b0;
         c_sent_values$ev_n = zero13;
-        c_sent_values$ev_n_en = 1'b1;
         c_sent_heartbeats$bus_addr = bus_addr;
         c_sent_heartbeats$clear = clear_counters;
         c_sent_heartbeats$tick = tick_sent_hb;
         c_sent_heartbeats$tick_n = zero13;
         c_sent_heartbeats$ev = ev_sent_hb;
         c_sent_heartbeats$ev_n = zero13;
-        c_sent_heartbeats$ev_n_en = 1'b1;
         c_delivered$bus_addr = bus_addr;
         c_delivered$clear = clear_counters;
         c_delivered$tick = tick_sent_value;
         c_delivered$tick_n = zero13;
         c_delivered$ev = ev_delivered;
         c_delivered$ev_n = zero13;
-        c_delivered$ev_n_en = 1'b1;
         c_requests_accepted$bus_addr = bus_addr;
         c_requests_accepted$clear = clear_counters;
         c_requests_accepted$tick = 1'b0;
         c_requests_accepted$tick_n = zero13;
         c_requests_accepted$ev = ev_accepted;
         c_requests_accepted$ev_n = zero13;
-        c_requests_accepted$ev_n_en = 1'b1;
         c_requests_dropped$bus_addr = bus_addr;
         c_requests_dropped$clear = clear_counters;
         c_requests_dropped$tick = 1'b0;
         c_requests_dropped$tick_n = tick_dropped;
-        c_requests_dropped$ev = ev_drop_one;
-        c_requests_dropped$ev_n = ev_drop_n;
-        c_requests_dropped$ev_n_en = ev_drop_n_en;
+        c_requests_dropped$ev = 1'b0;
+        c_requests_dropped$ev_n = ev_dropped;
         c_requests_oversize$bus_addr = bus_addr;
         c_requests_oversize$clear = clear_counters;
         c_requests_oversize$tick = 1'b0;
         c_requests_oversize$tick_n = zero13;
         c_requests_oversize$ev = ev_oversize;
         c_requests_oversize$ev_n = zero13;
-        c_requests_oversize$ev_n_en = 1'b1;
         c_not_leader_replies$bus_addr = bus_addr;
         c_not_leader_replies$clear = clear_counters;
         c_not_leader_replies$tick = 1'b0;
         c_not_leader_replies$tick_n = zero13;
         c_not_leader_replies$ev = ev_not_leader;
         c_not_leader_replies$ev_n = zero13;
-        c_not_leader_replies$ev_n_en = 1'b1;
         c_malformed$bus_addr = bus_addr;
         c_malformed$clear = clear_counters;
         c_malformed$tick = 1'b0;
         c_malformed$tick_n = zero13;
         c_malformed$ev = ev_malformed;
         c_malformed$ev_n = zero13;
-        c_malformed$ev_n_en = 1'b1;
         c_foreign$bus_addr = bus_addr;
         c_foreign$clear = clear_counters;
         c_foreign$tick = 1'b0;
         c_foreign$tick_n = zero13;
         c_foreign$ev = ev_foreign;
         c_foreign$ev_n = zero13;
-        c_foreign$ev_n_en = 1'b1;
         c_net_faults$bus_addr = bus_addr;
         c_net_faults$clear = clear_counters;
         c_net_faults$tick = tick_net_fault;
         c_net_faults$tick_n = zero13;
         c_net_faults$ev = ev_net_fault;
         c_net_faults$ev_n = zero13;
-        c_net_faults$ev_n_en = 1'b1;
         c_timeouts$bus_addr = bus_addr;
         c_timeouts$clear = clear_counters;
         c_timeouts$tick = tick_timeout;
         c_timeouts$tick_n = zero13;
         c_timeouts$ev = 1'b0;
         c_timeouts$ev_n = zero13;
-        c_timeouts$ev_n_en = 1'b1;
         c_stale_epoch$bus_addr = bus_addr;
         c_stale_epoch$clear = clear_counters;
         c_stale_epoch$tick = 1'b0;
         c_stale_epoch$tick_n = zero13;
         c_stale_epoch$ev = ev_stale;
         c_stale_epoch$ev_n = zero13;
-        c_stale_epoch$ev_n_en = 1'b1;
         c_duplicate_copies$bus_addr = bus_addr;
         c_duplicate_copies$clear = clear_counters;
         c_duplicate_copies$tick = 1'b0;
         c_duplicate_copies$tick_n = zero13;
         c_duplicate_copies$ev = ev_duplicate;
         c_duplicate_copies$ev_n = zero13;
-        c_duplicate_copies$ev_n_en = 1'b1;
         c_late_copies$bus_addr = bus_addr;
         c_late_copies$clear = clear_counters;
         c_late_copies$tick = 1'b0;
         c_late_copies$tick_n = zero13;
         c_late_copies$ev = 1'b0;
         c_late_copies$ev_n = zero13;
-        c_late_copies$ev_n_en = 1'b1;
         c_late_ticks$bus_addr = bus_addr;
         c_late_ticks$clear = clear_counters;
         c_late_ticks$tick = 1'b0;
         c_late_ticks$tick_n = zero13;
         c_late_ticks$ev = 1'b0;
         c_late_ticks$ev_n = zero13;
-        c_late_ticks$ev_n_en = 1'b1;
         c_config_applied$bus_addr = bus_addr;
         c_config_applied$clear = clear_counters;
         c_config_applied$tick = 1'b0;
         c_config_applied$tick_n = zero13;
         c_config_applied$ev = 1'b0;
         c_config_applied$ev_n = zero13;
-        c_config_applied$ev_n_en = 1'b1;
         c_config_rejected$bus_addr = bus_addr;
         c_config_rejected$clear = clear_counters;
         c_config_rejected$tick = 1'b0;
         c_config_rejected$tick_n = zero13;
         c_config_rejected$ev = 1'b0;
         c_config_rejected$ev_n = zero13;
-        c_config_rejected$ev_n_en = 1'b1;
         c_ignored$bus_addr = bus_addr;
         c_ignored$clear = clear_counters;
         c_ignored$tick = 1'b0;
         c_ignored$tick_n = zero13;
         c_ignored$ev = ev_ignored;
         c_ignored$ev_n = zero13;
-        c_ignored$ev_n_en = 1'b1;
         c_replies_dropped$bus_addr = bus_addr;
         c_replies_dropped$clear = clear_counters;
         c_replies_dropped$tick = 1'b0;
         c_replies_dropped$tick_n = zero13;
         c_replies_dropped$ev = drop_reply_ok;
-        c_replies_dropped$ev_n = one13;
-        c_replies_dropped$ev_n_en = drop_reply_nl;
+        if (drop_reply_nl) begin
+            c_replies_dropped$ev_n = one13;
+        end
+        else begin
+            c_replies_dropped$ev_n = zero13;
+        end
         c_host_dropped$bus_addr = bus_addr;
         c_host_dropped$clear = clear_counters;
         c_host_dropped$tick = 1'b0;
         c_host_dropped$tick_n = zero13;
         c_host_dropped$ev = drop_host;
         c_host_dropped$ev_n = zero13;
-        c_host_dropped$ev_n_en = 1'b1;
         c_unauthorized$bus_addr = bus_addr;
         c_unauthorized$clear = clear_counters;
         c_unauthorized$tick = 1'b0;
         c_unauthorized$tick_n = zero13;
         c_unauthorized$ev = ev_unauthorized;
         c_unauthorized$ev_n = zero13;
-        c_unauthorized$ev_n_en = 1'b1;
         w_data$clock = clock;
         w_ctrl$clock = clock;
         w_data$d = bus_wdata;
@@ -10027,7 +9960,7 @@ module nc_engine$core$regs(clock,bus_addr,bus_wdata,bus_write,bus_rdata,ctrl_wri
 endmodule // nc_engine$core$regs
 
 
-module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10037,7 +9970,6 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10046,7 +9978,6 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10067,9 +9998,6 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10114,11 +10042,6 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_config_applied$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_config_applied$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10140,27 +10063,19 @@ module nc_engine$core$regs$c_config_applied(clock,bus_addr,clear,tick,tick_n,ev,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10273,25 +10188,6 @@ module nc_engine$core$regs$c_config_applied$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_config_applied$r_ev_n
 
 
-module nc_engine$core$regs$c_config_applied$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_config_applied$r_ev_n_en
-
-
 module nc_engine$core$regs$c_config_applied$r_tick(d,q,clock);
     
     // Module arguments
@@ -10363,7 +10259,7 @@ module nc_engine$core$regs$c_config_applied$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_config_applied$xn
 
 
-module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10373,7 +10269,6 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10382,7 +10277,6 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10403,9 +10297,6 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10450,11 +10341,6 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_config_rejected$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_config_rejected$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10476,27 +10362,19 @@ module nc_engine$core$regs$c_config_rejected(clock,bus_addr,clear,tick,tick_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10609,25 +10487,6 @@ module nc_engine$core$regs$c_config_rejected$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_config_rejected$r_ev_n
 
 
-module nc_engine$core$regs$c_config_rejected$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_config_rejected$r_ev_n_en
-
-
 module nc_engine$core$regs$c_config_rejected$r_tick(d,q,clock);
     
     // Module arguments
@@ -10699,7 +10558,7 @@ module nc_engine$core$regs$c_config_rejected$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_config_rejected$xn
 
 
-module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -10709,7 +10568,6 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -10718,7 +10576,6 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -10739,9 +10596,6 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -10786,11 +10640,6 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_delivered$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_delivered$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -10812,27 +10661,19 @@ module nc_engine$core$regs$c_delivered(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -10945,25 +10786,6 @@ module nc_engine$core$regs$c_delivered$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_delivered$r_ev_n
 
 
-module nc_engine$core$regs$c_delivered$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_delivered$r_ev_n_en
-
-
 module nc_engine$core$regs$c_delivered$r_tick(d,q,clock);
     
     // Module arguments
@@ -11035,7 +10857,7 @@ module nc_engine$core$regs$c_delivered$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_delivered$xn
 
 
-module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11045,7 +10867,6 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11054,7 +10875,6 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -11075,9 +10895,6 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11122,11 +10939,6 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_duplicate_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_duplicate_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11148,27 +10960,19 @@ module nc_engine$core$regs$c_duplicate_copies(clock,bus_addr,clear,tick,tick_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11281,25 +11085,6 @@ module nc_engine$core$regs$c_duplicate_copies$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_duplicate_copies$r_ev_n
 
 
-module nc_engine$core$regs$c_duplicate_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_duplicate_copies$r_ev_n_en
-
-
 module nc_engine$core$regs$c_duplicate_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -11371,7 +11156,7 @@ module nc_engine$core$regs$c_duplicate_copies$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_duplicate_copies$xn
 
 
-module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11381,7 +11166,6 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11390,7 +11174,6 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -11411,9 +11194,6 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11458,11 +11238,6 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_foreign$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_foreign$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11484,27 +11259,19 @@ module nc_engine$core$regs$c_foreign(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11617,25 +11384,6 @@ module nc_engine$core$regs$c_foreign$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_foreign$r_ev_n
 
 
-module nc_engine$core$regs$c_foreign$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_foreign$r_ev_n_en
-
-
 module nc_engine$core$regs$c_foreign$r_tick(d,q,clock);
     
     // Module arguments
@@ -11707,7 +11455,7 @@ module nc_engine$core$regs$c_foreign$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_foreign$xn
 
 
-module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -11717,7 +11465,6 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -11726,7 +11473,6 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -11747,9 +11493,6 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -11794,11 +11537,6 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_host_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_host_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -11820,27 +11558,19 @@ module nc_engine$core$regs$c_host_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -11953,25 +11683,6 @@ module nc_engine$core$regs$c_host_dropped$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_host_dropped$r_ev_n
 
 
-module nc_engine$core$regs$c_host_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_host_dropped$r_ev_n_en
-
-
 module nc_engine$core$regs$c_host_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -12043,7 +11754,7 @@ module nc_engine$core$regs$c_host_dropped$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_host_dropped$xn
 
 
-module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12053,7 +11764,6 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12062,7 +11772,6 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12083,9 +11792,6 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12130,11 +11836,6 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_ignored$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_ignored$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12156,27 +11857,19 @@ module nc_engine$core$regs$c_ignored(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12289,25 +11982,6 @@ module nc_engine$core$regs$c_ignored$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_ignored$r_ev_n
 
 
-module nc_engine$core$regs$c_ignored$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_ignored$r_ev_n_en
-
-
 module nc_engine$core$regs$c_ignored$r_tick(d,q,clock);
     
     // Module arguments
@@ -12379,7 +12053,7 @@ module nc_engine$core$regs$c_ignored$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_ignored$xn
 
 
-module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12389,7 +12063,6 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12398,7 +12071,6 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12419,9 +12091,6 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12466,11 +12135,6 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_late_copies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_late_copies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12492,27 +12156,19 @@ module nc_engine$core$regs$c_late_copies(clock,bus_addr,clear,tick,tick_n,ev,ev_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12625,25 +12281,6 @@ module nc_engine$core$regs$c_late_copies$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_late_copies$r_ev_n
 
 
-module nc_engine$core$regs$c_late_copies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_late_copies$r_ev_n_en
-
-
 module nc_engine$core$regs$c_late_copies$r_tick(d,q,clock);
     
     // Module arguments
@@ -12715,7 +12352,7 @@ module nc_engine$core$regs$c_late_copies$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_late_copies$xn
 
 
-module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -12725,7 +12362,6 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -12734,7 +12370,6 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -12755,9 +12390,6 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -12802,11 +12434,6 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_late_ticks$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_late_ticks$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -12828,27 +12455,19 @@ module nc_engine$core$regs$c_late_ticks(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -12961,25 +12580,6 @@ module nc_engine$core$regs$c_late_ticks$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_late_ticks$r_ev_n
 
 
-module nc_engine$core$regs$c_late_ticks$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_late_ticks$r_ev_n_en
-
-
 module nc_engine$core$regs$c_late_ticks$r_tick(d,q,clock);
     
     // Module arguments
@@ -13051,7 +12651,7 @@ module nc_engine$core$regs$c_late_ticks$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_late_ticks$xn
 
 
-module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13061,7 +12661,6 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13070,7 +12669,6 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13091,9 +12689,6 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13138,11 +12733,6 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_malformed$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_malformed$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13164,27 +12754,19 @@ module nc_engine$core$regs$c_malformed(clock,bus_addr,clear,tick,tick_n,ev,ev_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13297,25 +12879,6 @@ module nc_engine$core$regs$c_malformed$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_malformed$r_ev_n
 
 
-module nc_engine$core$regs$c_malformed$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_malformed$r_ev_n_en
-
-
 module nc_engine$core$regs$c_malformed$r_tick(d,q,clock);
     
     // Module arguments
@@ -13387,7 +12950,7 @@ module nc_engine$core$regs$c_malformed$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_malformed$xn
 
 
-module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13397,7 +12960,6 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13406,7 +12968,6 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13427,9 +12988,6 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13474,11 +13032,6 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_net_faults$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_net_faults$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13500,27 +13053,19 @@ module nc_engine$core$regs$c_net_faults(clock,bus_addr,clear,tick,tick_n,ev,ev_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13633,25 +13178,6 @@ module nc_engine$core$regs$c_net_faults$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_net_faults$r_ev_n
 
 
-module nc_engine$core$regs$c_net_faults$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_net_faults$r_ev_n_en
-
-
 module nc_engine$core$regs$c_net_faults$r_tick(d,q,clock);
     
     // Module arguments
@@ -13723,7 +13249,7 @@ module nc_engine$core$regs$c_net_faults$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_net_faults$xn
 
 
-module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -13733,7 +13259,6 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -13742,7 +13267,6 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -13763,9 +13287,6 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -13810,11 +13331,6 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_not_leader_replies$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_not_leader_replies$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -13836,27 +13352,19 @@ module nc_engine$core$regs$c_not_leader_replies(clock,bus_addr,clear,tick,tick_n
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -13969,25 +13477,6 @@ module nc_engine$core$regs$c_not_leader_replies$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_not_leader_replies$r_ev_n
 
 
-module nc_engine$core$regs$c_not_leader_replies$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_not_leader_replies$r_ev_n_en
-
-
 module nc_engine$core$regs$c_not_leader_replies$r_tick(d,q,clock);
     
     // Module arguments
@@ -14059,7 +13548,7 @@ module nc_engine$core$regs$c_not_leader_replies$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_not_leader_replies$xn
 
 
-module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14069,7 +13558,6 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -14078,7 +13566,6 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14099,9 +13586,6 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14146,11 +13630,6 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_replies_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_replies_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14172,27 +13651,19 @@ module nc_engine$core$regs$c_replies_dropped(clock,bus_addr,clear,tick,tick_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14305,25 +13776,6 @@ module nc_engine$core$regs$c_replies_dropped$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_replies_dropped$r_ev_n
 
 
-module nc_engine$core$regs$c_replies_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_replies_dropped$r_ev_n_en
-
-
 module nc_engine$core$regs$c_replies_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -14395,7 +13847,7 @@ module nc_engine$core$regs$c_replies_dropped$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_replies_dropped$xn
 
 
-module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14405,7 +13857,6 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -14414,7 +13865,6 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14435,9 +13885,6 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14482,11 +13929,6 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_requests_accepted$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_requests_accepted$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14508,27 +13950,19 @@ module nc_engine$core$regs$c_requests_accepted(clock,bus_addr,clear,tick,tick_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14641,25 +14075,6 @@ module nc_engine$core$regs$c_requests_accepted$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_accepted$r_ev_n
 
 
-module nc_engine$core$regs$c_requests_accepted$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_requests_accepted$r_ev_n_en
-
-
 module nc_engine$core$regs$c_requests_accepted$r_tick(d,q,clock);
     
     // Module arguments
@@ -14731,7 +14146,7 @@ module nc_engine$core$regs$c_requests_accepted$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_requests_accepted$xn
 
 
-module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -14741,7 +14156,6 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -14750,7 +14164,6 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -14771,9 +14184,6 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -14818,11 +14228,6 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_requests_dropped$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_requests_dropped$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -14844,27 +14249,19 @@ module nc_engine$core$regs$c_requests_dropped(clock,bus_addr,clear,tick,tick_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -14977,25 +14374,6 @@ module nc_engine$core$regs$c_requests_dropped$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_dropped$r_ev_n
 
 
-module nc_engine$core$regs$c_requests_dropped$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_requests_dropped$r_ev_n_en
-
-
 module nc_engine$core$regs$c_requests_dropped$r_tick(d,q,clock);
     
     // Module arguments
@@ -15067,7 +14445,7 @@ module nc_engine$core$regs$c_requests_dropped$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_requests_dropped$xn
 
 
-module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15077,7 +14455,6 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -15086,7 +14463,6 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -15107,9 +14483,6 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -15154,11 +14527,6 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_requests_oversize$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_requests_oversize$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -15180,27 +14548,19 @@ module nc_engine$core$regs$c_requests_oversize(clock,bus_addr,clear,tick,tick_n,
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -15313,25 +14673,6 @@ module nc_engine$core$regs$c_requests_oversize$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_requests_oversize$r_ev_n
 
 
-module nc_engine$core$regs$c_requests_oversize$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_requests_oversize$r_ev_n_en
-
-
 module nc_engine$core$regs$c_requests_oversize$r_tick(d,q,clock);
     
     // Module arguments
@@ -15403,7 +14744,7 @@ module nc_engine$core$regs$c_requests_oversize$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_requests_oversize$xn
 
 
-module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15413,7 +14754,6 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -15422,7 +14762,6 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -15443,9 +14782,6 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -15490,11 +14826,6 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_sent_heartbeats$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_sent_heartbeats$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -15516,27 +14847,19 @@ module nc_engine$core$regs$c_sent_heartbeats(clock,bus_addr,clear,tick,tick_n,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -15649,25 +14972,6 @@ module nc_engine$core$regs$c_sent_heartbeats$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_sent_heartbeats$r_ev_n
 
 
-module nc_engine$core$regs$c_sent_heartbeats$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_sent_heartbeats$r_ev_n_en
-
-
 module nc_engine$core$regs$c_sent_heartbeats$r_tick(d,q,clock);
     
     // Module arguments
@@ -15739,7 +15043,7 @@ module nc_engine$core$regs$c_sent_heartbeats$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_sent_heartbeats$xn
 
 
-module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -15749,7 +15053,6 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -15758,7 +15061,6 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -15779,9 +15081,6 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -15826,11 +15125,6 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_sent_values$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_sent_values$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -15852,27 +15146,19 @@ module nc_engine$core$regs$c_sent_values(clock,bus_addr,clear,tick,tick_n,ev,ev_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -15985,25 +15271,6 @@ module nc_engine$core$regs$c_sent_values$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_sent_values$r_ev_n
 
 
-module nc_engine$core$regs$c_sent_values$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_sent_values$r_ev_n_en
-
-
 module nc_engine$core$regs$c_sent_values$r_tick(d,q,clock);
     
     // Module arguments
@@ -16075,7 +15342,7 @@ module nc_engine$core$regs$c_sent_values$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_sent_values$xn
 
 
-module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16085,7 +15352,6 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -16094,7 +15360,6 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -16115,9 +15380,6 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -16162,11 +15424,6 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_stale_epoch$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_stale_epoch$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -16188,27 +15445,19 @@ module nc_engine$core$regs$c_stale_epoch(clock,bus_addr,clear,tick,tick_n,ev,ev_
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -16321,25 +15570,6 @@ module nc_engine$core$regs$c_stale_epoch$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_stale_epoch$r_ev_n
 
 
-module nc_engine$core$regs$c_stale_epoch$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_stale_epoch$r_ev_n_en
-
-
 module nc_engine$core$regs$c_stale_epoch$r_tick(d,q,clock);
     
     // Module arguments
@@ -16411,7 +15641,7 @@ module nc_engine$core$regs$c_stale_epoch$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_stale_epoch$xn
 
 
-module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16421,7 +15651,6 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -16430,7 +15659,6 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -16451,9 +15679,6 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -16498,11 +15723,6 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_timeouts$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_timeouts$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -16524,27 +15744,19 @@ module nc_engine$core$regs$c_timeouts(clock,bus_addr,clear,tick,tick_n,ev,ev_n,e
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -16657,25 +15869,6 @@ module nc_engine$core$regs$c_timeouts$r_ev_n(d,q,clock);
 endmodule // nc_engine$core$regs$c_timeouts$r_ev_n
 
 
-module nc_engine$core$regs$c_timeouts$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_timeouts$r_ev_n_en
-
-
 module nc_engine$core$regs$c_timeouts$r_tick(d,q,clock);
     
     // Module arguments
@@ -16747,7 +15940,7 @@ module nc_engine$core$regs$c_timeouts$xn(narrow,wide);
 endmodule // nc_engine$core$regs$c_timeouts$xn
 
 
-module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,ev_n_en,rdata);
+module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev_n,rdata);
     
     // Module arguments
     input wire  clock;
@@ -16757,7 +15950,6 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
     input wire  [12:0] tick_n;
     input wire  ev;
     input wire  [12:0] ev_n;
-    input wire  ev_n_en;
     output reg  [31:0] rdata;
     
     // Constant declarations
@@ -16766,7 +15958,6 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
     localparam  zero = 64'h0;
     localparam  one16 = 16'h1;
     localparam  zero32 = 32'h0;
-    localparam  zero13 = 13'b0;
     
     // Stub signals
     reg  [63:0] r$d;
@@ -16787,9 +15978,6 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
     reg  [12:0] r_ev_n$d;
     wire  [12:0] r_ev_n$q;
     reg  r_ev_n$clock;
-    reg  r_ev_n_en$d;
-    wire  r_ev_n_en$q;
-    reg  r_ev_n_en$clock;
     reg  [12:0] xn$narrow;
     wire  [15:0] xn$wide;
     reg  [12:0] xm$narrow;
@@ -16834,11 +16022,6 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
         .q(r_ev_n$q),
         .clock(r_ev_n$clock)
     );
-    nc_engine$core$regs$c_unauthorized$r_ev_n_en r_ev_n_en(
-        .d(r_ev_n_en$d),
-        .q(r_ev_n_en$q),
-        .clock(r_ev_n_en$clock)
-    );
     nc_engine$core$regs$c_unauthorized$xn xn(
         .narrow(xn$narrow),
         .wide(xn$wide)
@@ -16860,27 +16043,19 @@ module nc_engine$core$regs$c_unauthorized(clock,bus_addr,clear,tick,tick_n,ev,ev
         r_tick_n$clock = clock;
         r_ev$clock = clock;
         r_ev_n$clock = clock;
-        r_ev_n_en$clock = clock;
         r$d = r$q;
         r_clear$d = r_clear$q;
         r_tick$d = r_tick$q;
         r_tick_n$d = r_tick_n$q;
         r_ev$d = r_ev$q;
         r_ev_n$d = r_ev_n$q;
-        r_ev_n_en$d = r_ev_n_en$q;
         r_clear$d = clear;
         r_tick$d = tick;
         r_tick_n$d = tick_n;
         r_ev$d = ev;
         r_ev_n$d = ev_n;
-        r_ev_n_en$d = ev_n_en;
         xn$narrow = r_tick_n$q;
-        if (r_ev_n_en$q) begin
-            xm$narrow = r_ev_n$q;
-        end
-        else begin
-            xm$narrow = zero13;
-        end
+        xm$narrow = r_ev_n$q;
         if (r_tick$q) begin
             ta = xn$wide + one16;
         end
@@ -16991,25 +16166,6 @@ module nc_engine$core$regs$c_unauthorized$r_ev_n(d,q,clock);
     end
           
 endmodule // nc_engine$core$regs$c_unauthorized$r_ev_n
-
-
-module nc_engine$core$regs$c_unauthorized$r_ev_n_en(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // nc_engine$core$regs$c_unauthorized$r_ev_n_en
 
 
 module nc_engine$core$regs$c_unauthorized$r_tick(d,q,clock);

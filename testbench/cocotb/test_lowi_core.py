@@ -42,17 +42,14 @@ class Core:
             self.cycle += 1
             await ReadOnly()
             hit = {s: int(getattr(d, s).value) for s in strobes}
-            # Requests the event phase drops: one refused, else the FIFO's if enabled.
-            dropped = int(d.ev_drop_one.value) or (
-                int(d.ev_drop_n.value) if int(d.ev_drop_n_en.value) else 0)
-            if any(hit.values()) or dropped:
+            if any(hit.values()) or int(d.ev_dropped.value):
                 hit.update(cycle=self.cycle, kind=int(d.send_kind.value),
                            count=int(d.send_count.value), instance=int(d.send_instance.value),
                            epoch=int(d.send_epoch.value), seq=int(d.send_seq.value),
                            reserve=int(d.send_count.value) if int(d.fifo_take_now.value) else 0,
                            leader=int(d.tick_leader.value),
                            fault_code=int(d.tick_fault_code.value),
-                           dropped=dropped)
+                           dropped=int(d.ev_dropped.value))
                 self.log.append(hit)
 
     def fifo(self, n):
