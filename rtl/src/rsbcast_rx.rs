@@ -72,6 +72,22 @@ pub mod outcome {
     pub const TOO_MANY: u64 = 6;
 }
 
+/// The verdict word inside the receiver: the [`outcome`] (bits 0-2) with its two decodes the act
+/// stage needs, `APPLIED` (FIRST, MORE or DELIVER: an applied copy changes the state) and
+/// `DELIVERS` (DELIVER). The judge stage registers words, so the act stage's pick of one yields
+/// those decisions as bits, with no decoder of the picked code behind it.
+mod word {
+    use super::outcome;
+    pub const APPLIED: u64 = 1 << 3;
+    pub const DELIVERS: u64 = 1 << 4;
+    pub const FIRST: u64 = outcome::FIRST | APPLIED;
+    pub const MORE: u64 = outcome::MORE | APPLIED;
+    pub const DELIVER: u64 = outcome::DELIVER | APPLIED | DELIVERS;
+    pub const DUPLICATE: u64 = outcome::DUPLICATE;
+    pub const GAP: u64 = outcome::GAP;
+    pub const TOO_MANY: u64 = outcome::TOO_MANY;
+}
+
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(Bits::<N>::from(v))
 }
@@ -187,13 +203,14 @@ block! {
         pub p: Signal<In, Bit>,
         pub full: Signal<In, Bit>,
         pub done: Signal<In, Bit>,
-        pub outcome: Signal<Out, Bits<3>>,
-        o_more: Constant<Bits<3>> = k(outcome::MORE),
-        o_first: Constant<Bits<3>> = k(outcome::FIRST),
-        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
-        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
-        o_gap: Constant<Bits<3>> = k(outcome::GAP),
-        o_too_many: Constant<Bits<3>> = k(outcome::TOO_MANY),
+        /// The outcome's [`word`].
+        pub outcome: Signal<Out, Bits<5>>,
+        o_more: Constant<Bits<5>> = k(word::MORE),
+        o_first: Constant<Bits<5>> = k(word::FIRST),
+        o_deliver: Constant<Bits<5>> = k(word::DELIVER),
+        o_duplicate: Constant<Bits<5>> = k(word::DUPLICATE),
+        o_gap: Constant<Bits<5>> = k(word::GAP),
+        o_too_many: Constant<Bits<5>> = k(word::TOO_MANY),
     }
 }
 
@@ -345,6 +362,7 @@ block! {
     ///   change), as `outcome_fresh` was.
     ///
     /// `p_*`: whether the copy starts a new message, in the same states (`p_d` for both `d`).
+    /// The verdicts are [`word`]s.
     pub struct RxPre<const A: usize>() {
         pub trees: Signal<In, Bits<3>>,
         pub in_tree: Signal<In, Bits<2>>,
@@ -367,13 +385,13 @@ block! {
         pub q_count: Signal<In, Bits<16>>,
         pub q_top: Signal<In, Bits<32>>,
         pub q_full: Signal<In, Bit>,
-        pub o_a: Signal<Out, Bits<3>>,
-        pub o_b: Signal<Out, Bits<3>>,
-        pub o_c1: Signal<Out, Bits<3>>,
-        pub o_c2: Signal<Out, Bits<3>>,
-        pub o_df: Signal<Out, Bits<3>>,
-        pub o_dd: Signal<Out, Bits<3>>,
-        pub o_fresh: Signal<Out, Bits<3>>,
+        pub o_a: Signal<Out, Bits<5>>,
+        pub o_b: Signal<Out, Bits<5>>,
+        pub o_c1: Signal<Out, Bits<5>>,
+        pub o_c2: Signal<Out, Bits<5>>,
+        pub o_df: Signal<Out, Bits<5>>,
+        pub o_dd: Signal<Out, Bits<5>>,
+        pub o_fresh: Signal<Out, Bits<5>>,
         pub p_a: Signal<Out, Bit>,
         pub p_b: Signal<Out, Bit>,
         pub p_c1: Signal<Out, Bit>,
@@ -432,10 +450,10 @@ block! {
         tree0: Constant<Bits<2>> = k(0),
         tree1: Constant<Bits<2>> = k(1),
         tree2: Constant<Bits<2>> = k(2),
-        o_first: Constant<Bits<3>> = k(outcome::FIRST),
-        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
-        o_duplicate: Constant<Bits<3>> = k(outcome::DUPLICATE),
-        o_gap: Constant<Bits<3>> = k(outcome::GAP),
+        o_first: Constant<Bits<5>> = k(word::FIRST),
+        o_deliver: Constant<Bits<5>> = k(word::DELIVER),
+        o_duplicate: Constant<Bits<5>> = k(word::DUPLICATE),
+        o_gap: Constant<Bits<5>> = k(word::GAP),
     }
 }
 
@@ -681,8 +699,12 @@ block! {
         pub restart_base: Signal<In, Bits<32>>,
         pub apply: Signal<In, Bit>,
         pub copy_tree: Signal<In, Bits<2>>,
-        pub outcome: Signal<In, Bits<3>>,
-        pub outcome_fresh: Signal<In, Bits<3>>,
+        /// The picked verdict's [`word`] bits `APPLIED` / `DELIVERS`, and those of the verdict
+        /// against a receiver restarted at 0 (which is FIRST, DELIVER, DUPLICATE or GAP).
+        pub applied: Signal<In, Bit>,
+        pub delivers: Signal<In, Bit>,
+        pub fresh_applied: Signal<In, Bit>,
+        pub fresh_delivers: Signal<In, Bit>,
         pub push: Signal<In, Bit>,
         pub n0: Signal<In, Bits<32>>,
         pub n1: Signal<In, Bits<32>>,
@@ -810,9 +832,6 @@ block! {
         tree0: Constant<Bits<2>> = k(0),
         tree1: Constant<Bits<2>> = k(1),
         tree2: Constant<Bits<2>> = k(2),
-        o_first: Constant<Bits<3>> = k(outcome::FIRST),
-        o_more: Constant<Bits<3>> = k(outcome::MORE),
-        o_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
     }
 }
 
@@ -877,15 +896,12 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.a_moved.next = false;
         self.a_expired.next = self.q_expired.val();
         self.a_wen.next = false;
-        if (self.outcome.val() == self.o_deliver.val())
-            || (self.outcome.val() == self.o_first.val())
-            || (self.outcome.val() == self.o_more.val())
-        {
+        if self.applied.val() {
             self.a_next0.next = self.n0.val();
             self.a_next1.next = self.n1.val();
             self.a_next2.next = self.n2.val();
             self.a_next3.next = self.n3.val();
-            if self.outcome.val() == self.o_deliver.val() {
+            if self.delivers.val() {
                 self.a_base.next = self.q_base.val() + self.c1_32.val();
                 self.a_moved.next = true;
                 if self.push.val() {
@@ -917,7 +933,7 @@ impl<const A: usize> Logic for RxUpdate<A> {
             }
         }
         // A copy applied in a restart's cycle is judged against a receiver at seq 0
-        // (`outcome_fresh`): the caller restarts at another seq only without one.
+        // (`fresh_*`): the caller restarts at another seq only without one.
         self.ra_next0.next = self.restart_base.val();
         self.ra_next1.next = self.restart_base.val();
         self.ra_next2.next = self.restart_base.val();
@@ -928,12 +944,12 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.ra_top.next = self.restart_base.val();
         self.ra_age0.next = self.inc0.val();
         self.ra_expired.next = false;
-        if self.outcome_fresh.val() == self.o_deliver.val() {
+        if self.fresh_delivers.val() {
             // |G| = 1: seq 0 delivered at once.
             self.ra_next0.next = self.c1_32.val();
             self.ra_base.next = self.c1_32.val();
             self.ra_top.next = self.c1_32.val();
-        } else if self.outcome_fresh.val() == self.o_first.val() {
+        } else if self.fresh_applied.val() {
             if self.copy_tree.val() == self.tree0.val() {
                 self.ra_next0.next = self.c1_32.val();
             } else if self.copy_tree.val() == self.tree1.val() {
@@ -1063,13 +1079,13 @@ block! {
         r_sz: DFF<Bit>,
         k1_32: Constant<Bits<32>> = k(1),
         // The judge stage's verdicts on the copy acted on now, against each state it can meet.
-        r_oa: DFF<Bits<3>>,
-        r_ob: DFF<Bits<3>>,
-        r_oc1: DFF<Bits<3>>,
-        r_oc2: DFF<Bits<3>>,
-        r_odf: DFF<Bits<3>>,
-        r_odd: DFF<Bits<3>>,
-        r_ofr: DFF<Bits<3>>,
+        r_oa: DFF<Bits<5>>,
+        r_ob: DFF<Bits<5>>,
+        r_oc1: DFF<Bits<5>>,
+        r_oc2: DFF<Bits<5>>,
+        r_odf: DFF<Bits<5>>,
+        r_odd: DFF<Bits<5>>,
+        r_ofr: DFF<Bits<5>>,
         r_pa: DFF<Bit>,
         r_pb: DFF<Bit>,
         r_pc1: DFF<Bit>,
@@ -1080,13 +1096,11 @@ block! {
         u_apply: DFF<Bit>,
         u_rbnz: DFF<Bit>,
         u_take: DFF<Bit>,
-        u_fresh: DFF<Bits<3>>,
-        u_out: DFF<Bits<3>>,
-        sel_o: Signal<Local, Bits<3>>,
+        u_fresh: DFF<Bits<5>>,
+        u_out: DFF<Bits<5>>,
+        /// The picked verdict's [`word`].
+        sel_o: Signal<Local, Bits<5>>,
         sel_p: Signal<Local, Bit>,
-        k_first: Constant<Bits<3>> = k(outcome::FIRST),
-        k_more: Constant<Bits<3>> = k(outcome::MORE),
-        k_deliver: Constant<Bits<3>> = k(outcome::DELIVER),
         upd: RxUpdate<A>,
         r_now: DFF<Bits<32>>,
         r_next0: DFF<Bits<32>>,
@@ -1218,10 +1232,13 @@ impl<const A: usize> Logic for RsbcastRx<A> {
             r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out, r_in1, r_sz
         );
         if self.u_restart.q.val() {
-            if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_first.val()) {
+            if self.u_apply.q.val()
+                && self.u_fresh.q.val().get_bit(3)
+                && !self.u_fresh.q.val().get_bit(4)
+            {
                 self.sel_o.next = self.r_odf.q.val();
                 self.sel_p.next = self.r_pd.q.val();
-            } else if self.u_apply.q.val() && (self.u_fresh.q.val() == self.k_deliver.val()) {
+            } else if self.u_apply.q.val() && self.u_fresh.q.val().get_bit(4) {
                 self.sel_o.next = self.r_odd.q.val();
                 self.sel_p.next = self.r_pd.q.val();
             } else if self.u_rbnz.q.val() && self.u_take.q.val() {
@@ -1234,11 +1251,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
                 self.sel_o.next = self.r_ofr.q.val();
                 self.sel_p.next = self.r_sz.q.val();
             }
-        } else if self.u_apply.q.val()
-            && ((self.u_out.q.val() == self.k_first.val())
-                || (self.u_out.q.val() == self.k_more.val())
-                || (self.u_out.q.val() == self.k_deliver.val()))
-        {
+        } else if self.u_apply.q.val() && self.u_out.q.val().get_bit(3) {
             self.sel_o.next = self.r_ob.q.val();
             self.sel_p.next = self.r_pb.q.val();
         } else {
@@ -1261,7 +1274,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_in1.d.next = self.in_seq.val() + self.k1_32.val();
         self.r_sz.d.next = !self.in_seq.val().any();
         self.pre.e_seq1.next = self.r_in1.q.val();
-        self.pre.e_deliver.next = self.sel_o.val() == self.k_deliver.val();
+        self.pre.e_deliver.next = self.sel_o.val().get_bit(4);
         self.pre.e_push.next = self.sel_p.val();
         self.pre.lock_kept.next = self.lock_kept.val();
         self.pre.q_next0.next = self.r_next0.q.val();
@@ -1288,8 +1301,10 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.restart_base.next = self.restart_base.val();
         self.upd.apply.next = self.apply.val();
         self.upd.copy_tree.next = self.copy_tree.val();
-        self.upd.outcome.next = self.sel_o.val();
-        self.upd.outcome_fresh.next = self.r_ofr.q.val();
+        self.upd.applied.next = self.sel_o.val().get_bit(3);
+        self.upd.delivers.next = self.sel_o.val().get_bit(4);
+        self.upd.fresh_applied.next = self.r_ofr.q.val().get_bit(3);
+        self.upd.fresh_delivers.next = self.r_ofr.q.val().get_bit(4);
         self.upd.push.next = self.sel_p.val();
         self.upd.n0.next = self.judge.n0.val();
         self.upd.n1.next = self.judge.n1.val();
@@ -1297,7 +1312,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.n3.next = self.judge.n3.val();
         self.missing.next = self.judge.missing.val();
         self.busy.next = self.r_busy.q.val();
-        self.outcome.next = self.sel_o.val();
-        self.outcome_fresh.next = self.r_ofr.q.val();
+        self.outcome.next = self.sel_o.val().get_bits::<3>(0);
+        self.outcome_fresh.next = self.r_ofr.q.val().get_bits::<3>(0);
     }
 }

@@ -24,9 +24,6 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     
     // Constant declarations
     localparam  k1_32 = 32'h1;
-    localparam  k_first = 3'b1;
-    localparam  k_more = 3'b10;
-    localparam  k_deliver = 3'b11;
     
     // Stub signals
     reg  [2:0] judge$trees;
@@ -58,13 +55,13 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  [15:0] pre$q_count;
     reg  [31:0] pre$q_top;
     reg  pre$q_full;
-    wire  [2:0] pre$o_a;
-    wire  [2:0] pre$o_b;
-    wire  [2:0] pre$o_c1;
-    wire  [2:0] pre$o_c2;
-    wire  [2:0] pre$o_df;
-    wire  [2:0] pre$o_dd;
-    wire  [2:0] pre$o_fresh;
+    wire  [4:0] pre$o_a;
+    wire  [4:0] pre$o_b;
+    wire  [4:0] pre$o_c1;
+    wire  [4:0] pre$o_c2;
+    wire  [4:0] pre$o_df;
+    wire  [4:0] pre$o_dd;
+    wire  [4:0] pre$o_fresh;
     wire  pre$p_a;
     wire  pre$p_b;
     wire  pre$p_c1;
@@ -76,26 +73,26 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  r_sz$d;
     wire  r_sz$q;
     reg  r_sz$clock;
-    reg  [2:0] r_oa$d;
-    wire  [2:0] r_oa$q;
+    reg  [4:0] r_oa$d;
+    wire  [4:0] r_oa$q;
     reg  r_oa$clock;
-    reg  [2:0] r_ob$d;
-    wire  [2:0] r_ob$q;
+    reg  [4:0] r_ob$d;
+    wire  [4:0] r_ob$q;
     reg  r_ob$clock;
-    reg  [2:0] r_oc1$d;
-    wire  [2:0] r_oc1$q;
+    reg  [4:0] r_oc1$d;
+    wire  [4:0] r_oc1$q;
     reg  r_oc1$clock;
-    reg  [2:0] r_oc2$d;
-    wire  [2:0] r_oc2$q;
+    reg  [4:0] r_oc2$d;
+    wire  [4:0] r_oc2$q;
     reg  r_oc2$clock;
-    reg  [2:0] r_odf$d;
-    wire  [2:0] r_odf$q;
+    reg  [4:0] r_odf$d;
+    wire  [4:0] r_odf$q;
     reg  r_odf$clock;
-    reg  [2:0] r_odd$d;
-    wire  [2:0] r_odd$q;
+    reg  [4:0] r_odd$d;
+    wire  [4:0] r_odd$q;
     reg  r_odd$clock;
-    reg  [2:0] r_ofr$d;
-    wire  [2:0] r_ofr$q;
+    reg  [4:0] r_ofr$d;
+    wire  [4:0] r_ofr$q;
     reg  r_ofr$clock;
     reg  r_pa$d;
     wire  r_pa$q;
@@ -124,18 +121,20 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  u_take$d;
     wire  u_take$q;
     reg  u_take$clock;
-    reg  [2:0] u_fresh$d;
-    wire  [2:0] u_fresh$q;
+    reg  [4:0] u_fresh$d;
+    wire  [4:0] u_fresh$q;
     reg  u_fresh$clock;
-    reg  [2:0] u_out$d;
-    wire  [2:0] u_out$q;
+    reg  [4:0] u_out$d;
+    wire  [4:0] u_out$q;
     reg  u_out$clock;
     reg  upd$restart;
     reg  [31:0] upd$restart_base;
     reg  upd$apply;
     reg  [1:0] upd$copy_tree;
-    reg  [2:0] upd$outcome;
-    reg  [2:0] upd$outcome_fresh;
+    reg  upd$applied;
+    reg  upd$delivers;
+    reg  upd$fresh_applied;
+    reg  upd$fresh_delivers;
     reg  upd$push;
     reg  [31:0] upd$n0;
     reg  [31:0] upd$n1;
@@ -261,7 +260,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  r_expired$clock;
     
     // Local signals
-    reg  [2:0] sel_o;
+    reg  [4:0] sel_o;
     reg  sel_p;
     
     // Sub module instances
@@ -415,8 +414,10 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         .restart_base(upd$restart_base),
         .apply(upd$apply),
         .copy_tree(upd$copy_tree),
-        .outcome(upd$outcome),
-        .outcome_fresh(upd$outcome_fresh),
+        .applied(upd$applied),
+        .delivers(upd$delivers),
+        .fresh_applied(upd$fresh_applied),
+        .fresh_delivers(upd$fresh_delivers),
         .push(upd$push),
         .n0(upd$n0),
         .n1(upd$n1),
@@ -712,11 +713,11 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         r_in1$d = r_in1$q;
         r_sz$d = r_sz$q;
         if (u_restart$q) begin
-            if (u_apply$q && (u_fresh$q == k_first)) begin
+            if (u_apply$q && u_fresh$q[32'h3] && ~u_fresh$q[32'h4]) begin
                 sel_o = r_odf$q;
                 sel_p = r_pd$q;
             end
-            else if (u_apply$q && (u_fresh$q == k_deliver)) begin
+            else if (u_apply$q && u_fresh$q[32'h4]) begin
                 sel_o = r_odd$q;
                 sel_p = r_pd$q;
             end
@@ -733,7 +734,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
                 sel_p = r_sz$q;
             end
         end
-        else if (u_apply$q && ((u_out$q == k_first) || (u_out$q == k_more) || (u_out$q == k_deliver))) begin
+        else if (u_apply$q && u_out$q[32'h3]) begin
             sel_o = r_ob$q;
             sel_p = r_pb$q;
         end
@@ -754,7 +755,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         r_in1$d = in_seq + k1_32;
         r_sz$d = ~|in_seq;
         pre$e_seq1 = r_in1$q;
-        pre$e_deliver = sel_o == k_deliver;
+        pre$e_deliver = sel_o[32'h4];
         pre$e_push = sel_p;
         pre$lock_kept = lock_kept;
         pre$q_next0 = r_next0$q;
@@ -781,8 +782,10 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         upd$restart_base = restart_base;
         upd$apply = apply;
         upd$copy_tree = copy_tree;
-        upd$outcome = sel_o;
-        upd$outcome_fresh = r_ofr$q;
+        upd$applied = sel_o[32'h3];
+        upd$delivers = sel_o[32'h4];
+        upd$fresh_applied = r_ofr$q[32'h3];
+        upd$fresh_delivers = r_ofr$q[32'h4];
         upd$push = sel_p;
         upd$n0 = judge$n0;
         upd$n1 = judge$n1;
@@ -790,8 +793,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         upd$n3 = judge$n3;
         missing = judge$missing;
         busy = r_busy$q;
-        outcome = sel_o;
-        outcome_fresh = r_ofr$q;
+        outcome = sel_o[(32'h0)+:(3)];
+        outcome_fresh = r_ofr$q[(32'h0)+:(3)];
     end
     
 endmodule // rsbcast_rx
@@ -901,13 +904,13 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     input wire  [15:0] q_count;
     input wire  [31:0] q_top;
     input wire  q_full;
-    output reg  [2:0] o_a;
-    output reg  [2:0] o_b;
-    output reg  [2:0] o_c1;
-    output reg  [2:0] o_c2;
-    output reg  [2:0] o_df;
-    output reg  [2:0] o_dd;
-    output reg  [2:0] o_fresh;
+    output reg  [4:0] o_a;
+    output reg  [4:0] o_b;
+    output reg  [4:0] o_c1;
+    output reg  [4:0] o_c2;
+    output reg  [4:0] o_df;
+    output reg  [4:0] o_dd;
+    output reg  [4:0] o_fresh;
     output reg  p_a;
     output reg  p_b;
     output reg  p_c1;
@@ -923,10 +926,10 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
     
     // Stub signals
     reg  v_a$neg;
@@ -934,43 +937,43 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  v_a$p;
     reg  v_a$full;
     reg  v_a$done;
-    wire  [2:0] v_a$outcome;
+    wire  [4:0] v_a$outcome;
     reg  v_b$neg;
     reg  v_b$zero;
     reg  v_b$p;
     reg  v_b$full;
     reg  v_b$done;
-    wire  [2:0] v_b$outcome;
+    wire  [4:0] v_b$outcome;
     reg  v_bd$neg;
     reg  v_bd$zero;
     reg  v_bd$p;
     reg  v_bd$full;
     reg  v_bd$done;
-    wire  [2:0] v_bd$outcome;
+    wire  [4:0] v_bd$outcome;
     reg  v_c1$neg;
     reg  v_c1$zero;
     reg  v_c1$p;
     reg  v_c1$full;
     reg  v_c1$done;
-    wire  [2:0] v_c1$outcome;
+    wire  [4:0] v_c1$outcome;
     reg  v_c2$neg;
     reg  v_c2$zero;
     reg  v_c2$p;
     reg  v_c2$full;
     reg  v_c2$done;
-    wire  [2:0] v_c2$outcome;
+    wire  [4:0] v_c2$outcome;
     reg  v_df$neg;
     reg  v_df$zero;
     reg  v_df$p;
     reg  v_df$full;
     reg  v_df$done;
-    wire  [2:0] v_df$outcome;
+    wire  [4:0] v_df$outcome;
     reg  v_dd$neg;
     reg  v_dd$zero;
     reg  v_dd$p;
     reg  v_dd$full;
     reg  v_dd$done;
-    wire  [2:0] v_dd$outcome;
+    wire  [4:0] v_dd$outcome;
     reg  [2:0] dn_a$trees;
     reg  [1:0] dn_a$in_tree;
     reg  [1:0] dn_a$e_tree;
@@ -1716,15 +1719,15 @@ module rsbcast_rx$pre$v_a(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1759,15 +1762,15 @@ module rsbcast_rx$pre$v_b(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1802,15 +1805,15 @@ module rsbcast_rx$pre$v_bd(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1845,15 +1848,15 @@ module rsbcast_rx$pre$v_c1(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1888,15 +1891,15 @@ module rsbcast_rx$pre$v_c2(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1931,15 +1934,15 @@ module rsbcast_rx$pre$v_dd(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -1974,15 +1977,15 @@ module rsbcast_rx$pre$v_df(neg,zero,p,full,done,outcome);
     input wire  p;
     input wire  full;
     input wire  done;
-    output reg  [2:0] outcome;
+    output reg  [4:0] outcome;
     
     // Constant declarations
-    localparam  o_more = 3'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_deliver = 3'b11;
-    localparam  o_duplicate = 3'b100;
-    localparam  o_gap = 3'b101;
-    localparam  o_too_many = 3'b110;
+    localparam  o_more = 5'b1010;
+    localparam  o_first = 5'b1001;
+    localparam  o_deliver = 5'b11011;
+    localparam  o_duplicate = 5'b100;
+    localparam  o_gap = 5'b101;
+    localparam  o_too_many = 5'b110;
     
     // Update code
     always @(*) begin
@@ -2392,13 +2395,13 @@ endmodule // rsbcast_rx$r_now1
 module rsbcast_rx$r_oa(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2411,13 +2414,13 @@ endmodule // rsbcast_rx$r_oa
 module rsbcast_rx$r_ob(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2430,13 +2433,13 @@ endmodule // rsbcast_rx$r_ob
 module rsbcast_rx$r_oc1(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2449,13 +2452,13 @@ endmodule // rsbcast_rx$r_oc1
 module rsbcast_rx$r_oc2(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2468,13 +2471,13 @@ endmodule // rsbcast_rx$r_oc2
 module rsbcast_rx$r_odd(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2487,13 +2490,13 @@ endmodule // rsbcast_rx$r_odd
 module rsbcast_rx$r_odf(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2506,13 +2509,13 @@ endmodule // rsbcast_rx$r_odf
 module rsbcast_rx$r_ofr(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2735,13 +2738,13 @@ endmodule // rsbcast_rx$u_apply
 module rsbcast_rx$u_fresh(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2754,13 +2757,13 @@ endmodule // rsbcast_rx$u_fresh
 module rsbcast_rx$u_out(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -2827,15 +2830,17 @@ module rsbcast_rx$u_take(d,q,clock);
 endmodule // rsbcast_rx$u_take
 
 
-module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
+module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fresh_applied,fresh_delivers,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
     input wire  [31:0] restart_base;
     input wire  apply;
     input wire  [1:0] copy_tree;
-    input wire  [2:0] outcome;
-    input wire  [2:0] outcome_fresh;
+    input wire  applied;
+    input wire  delivers;
+    input wire  fresh_applied;
+    input wire  fresh_delivers;
     input wire  push;
     input wire  [31:0] n0;
     input wire  [31:0] n1;
@@ -2899,9 +2904,6 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
     localparam  tree0 = 2'b0;
     localparam  tree1 = 2'b1;
     localparam  tree2 = 2'b10;
-    localparam  o_first = 3'b1;
-    localparam  o_more = 3'b10;
-    localparam  o_deliver = 3'b11;
     
     // Local signals
     reg  [31:0] inc0;
@@ -2988,12 +2990,12 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         a_moved = 1'b0;
         a_expired = q_expired;
         a_wen = 1'b0;
-        if ((outcome == o_deliver) || (outcome == o_first) || (outcome == o_more)) begin
+        if (applied) begin
             a_next0 = n0;
             a_next1 = n1;
             a_next2 = n2;
             a_next3 = n3;
-            if (outcome == o_deliver) begin
+            if (delivers) begin
                 a_base = q_base + c1_32;
                 a_moved = 1'b1;
                 if (push) begin
@@ -3037,12 +3039,12 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,outcome,outcome_fresh
         ra_top = restart_base;
         ra_age0 = inc0;
         ra_expired = 1'b0;
-        if (outcome_fresh == o_deliver) begin
+        if (fresh_delivers) begin
             ra_next0 = c1_32;
             ra_base = c1_32;
             ra_top = c1_32;
         end
-        else if (outcome_fresh == o_first) begin
+        else if (fresh_applied) begin
             if (copy_tree == tree0) begin
                 ra_next0 = c1_32;
             end
