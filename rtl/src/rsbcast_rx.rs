@@ -10,10 +10,11 @@
 //! as its time (`first2`), and the RAM's two registered read ports hold `first` of `base + 3`
 //! (one for `base` kept, one for `base` moved; a write to the address read in the same cycle is
 //! forwarded). When the head shifts, `age1` takes `(now + 1) - first2` (`now + 1` is a register
-//! too) and `first2` the RAM's word. The block RAM's output is late, so it goes, through the
-//! forwarding's multiplexer only, into a register in every cycle (`f3`), and a shift only sets a
-//! flag that `first2` is in `f3` now (the next cycle moves it into `first2` unless it shifts
-//! again): no decision of the act stage sits behind the RAM. A delivery shifts the head by one
+//! too) and `first2` the RAM's word. The block RAM's output is late, so the word of the read
+//! for this cycle's `base` (one LUT picks the port) goes into a register in every cycle (`f3`,
+//! the forwarding's flag and word beside it), and a shift only sets a flag that `first2` is
+//! there now (the next cycle moves it into `first2` unless it shifts again): no decision of
+//! the act stage, and no forwarding, sits behind the RAM. A delivery shifts the head by one
 //! every cycle if need be. The
 //! bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
 //! `next[t] > s` (trees are FIFO); `missing` is that mask for the oldest message, and `expired`
@@ -190,6 +191,33 @@ impl<const A: usize> Logic for RxJudge<A> {
         } else {
             self.n3.next = self.copy_seq1.val();
         }
+    }
+}
+
+block! {
+    /// The sign of `a - b` (modulo 2^32, combinational): `a[31] ^ b[31]` and the borrow into bit
+    /// 31, `a[30:0] < b[30:0]`. Only the sign of the copy's distances is needed (their zero is
+    /// an equality, tested beside), and a subtraction whose other 31 bits go unused is what
+    /// Verilator's lint refuses.
+    pub struct SubNeg() {
+        pub a: Signal<In, Bits<32>>,
+        pub b: Signal<In, Bits<32>>,
+        pub neg: Signal<Out, Bit>,
+    }
+}
+
+impl Default for SubNeg {
+    fn default() -> Self {
+        Self::build()
+    }
+}
+
+impl Logic for SubNeg {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.neg.next = self.a.val().get_bit(31)
+            ^ self.b.val().get_bit(31)
+            ^ (self.a.val().get_bits::<31>(0) < self.b.val().get_bits::<31>(0));
     }
 }
 
@@ -426,17 +454,27 @@ block! {
         base1: Signal<Local, Bits<32>>,
         top1: Signal<Local, Bits<32>>,
         same: Signal<Local, Bit>,
-        d0: Signal<Local, Bits<32>>,
-        d1: Signal<Local, Bits<32>>,
-        d2: Signal<Local, Bits<32>>,
-        d3: Signal<Local, Bits<32>>,
+        /// The sign of `in_seq - next[t]`.
+        d0: SubNeg,
+        d1: SubNeg,
+        d2: SubNeg,
+        d3: SubNeg,
         a_neg: Signal<Local, Bit>,
         a_zero: Signal<Local, Bit>,
+        /// `in_seq == next[t]`: `d[t] == 0` without waiting for the subtraction.
+        q_eq0: Signal<Local, Bit>,
+        q_eq1: Signal<Local, Bit>,
+        q_eq2: Signal<Local, Bit>,
+        q_eq3: Signal<Local, Bit>,
+        /// `dd == 0`.
+        z_d: Signal<Local, Bit>,
         b_neg: Signal<Local, Bit>,
         b_zero: Signal<Local, Bit>,
-        dc1: Signal<Local, Bits<32>>,
-        dc2: Signal<Local, Bits<32>>,
-        dd: Signal<Local, Bits<32>>,
+        /// The signs of `in_seq - e_seq1`, `in_seq - lock_kept`, and `dd` (`in_seq` less the 1 or
+        /// 0 its tree owes in (d)).
+        dc1: SubNeg,
+        dc2: SubNeg,
+        dd_neg: Signal<Local, Bit>,
         dx0: Signal<Local, Bits<32>>,
         dx1: Signal<Local, Bits<32>>,
         dx2: Signal<Local, Bits<32>>,
@@ -473,22 +511,31 @@ impl<const A: usize> Logic for RxPre<A> {
         // (a) The registered state. `in_seq - next[t]` (negative: a duplicate; not 0: a gap)
         // is computed for every tree and the copy's tree picks the two bits (no 32-bit
         // multiplexer in front of the subtraction).
-        self.d0.next = self.in_seq.val() - self.q_next0.val();
-        self.d1.next = self.in_seq.val() - self.q_next1.val();
-        self.d2.next = self.in_seq.val() - self.q_next2.val();
-        self.d3.next = self.in_seq.val() - self.q_next3.val();
+        self.d0.a.next = self.in_seq.val();
+        self.d0.b.next = self.q_next0.val();
+        self.d1.a.next = self.in_seq.val();
+        self.d1.b.next = self.q_next1.val();
+        self.d2.a.next = self.in_seq.val();
+        self.d2.b.next = self.q_next2.val();
+        self.d3.a.next = self.in_seq.val();
+        self.d3.b.next = self.q_next3.val();
+        // Zero is equality, tested beside the subtraction rather than behind its carry chain.
+        self.q_eq0.next = self.in_seq.val() == self.q_next0.val();
+        self.q_eq1.next = self.in_seq.val() == self.q_next1.val();
+        self.q_eq2.next = self.in_seq.val() == self.q_next2.val();
+        self.q_eq3.next = self.in_seq.val() == self.q_next3.val();
         if self.in_tree.val() == self.tree0.val() {
-            self.a_neg.next = self.d0.val().get_bit(31);
-            self.a_zero.next = !self.d0.val().any();
+            self.a_neg.next = self.d0.neg.val();
+            self.a_zero.next = self.q_eq0.val();
         } else if self.in_tree.val() == self.tree1.val() {
-            self.a_neg.next = self.d1.val().get_bit(31);
-            self.a_zero.next = !self.d1.val().any();
+            self.a_neg.next = self.d1.neg.val();
+            self.a_zero.next = self.q_eq1.val();
         } else if self.in_tree.val() == self.tree2.val() {
-            self.a_neg.next = self.d2.val().get_bit(31);
-            self.a_zero.next = !self.d2.val().any();
+            self.a_neg.next = self.d2.neg.val();
+            self.a_zero.next = self.q_eq2.val();
         } else {
-            self.a_neg.next = self.d3.val().get_bit(31);
-            self.a_zero.next = !self.d3.val().any();
+            self.a_neg.next = self.d3.neg.val();
+            self.a_zero.next = self.q_eq3.val();
         }
         // Whether the message at `base` (or `base + 1`) is then done: every tree's `next` is
         // past it, which for a tree's `next` here is `next != base` (trees deliver in order).
@@ -538,14 +585,16 @@ impl<const A: usize> Logic for RxPre<A> {
         self.dn_bd.e.next = self.ed_ne.val();
         // (c) A restart at a lock-on point: every tree owes it, `e_seq + 1` (c1) or
         // `lock_kept` (c2).
-        self.dc1.next = self.in_seq.val() - self.e_seq1.val();
+        self.dc1.a.next = self.in_seq.val();
+        self.dc1.b.next = self.e_seq1.val();
         self.dn_c1.trees.next = self.trees.val();
         self.dn_c1.base.next = self.e_seq1.val();
         self.dn_c1.n0.next = self.e_seq1.val();
         self.dn_c1.n1.next = self.e_seq1.val();
         self.dn_c1.n2.next = self.e_seq1.val();
         self.dn_c1.n3.next = self.e_seq1.val();
-        self.dc2.next = self.in_seq.val() - self.lock_kept.val();
+        self.dc2.a.next = self.in_seq.val();
+        self.dc2.b.next = self.lock_kept.val();
         self.dn_c2.trees.next = self.trees.val();
         self.dn_c2.base.next = self.lock_kept.val();
         self.dn_c2.n0.next = self.lock_kept.val();
@@ -568,9 +617,11 @@ impl<const A: usize> Logic for RxPre<A> {
             self.dx3.next = self.c1_32.val();
         }
         if self.same.val() {
-            self.dd.next = self.in_seq.val() - self.c1_32.val();
+            // `in_seq - 1`: the sign flips where the low 31 bits borrow (are all 0).
+            self.dd_neg.next =
+                self.in_seq.val().get_bit(31) ^ !self.in_seq.val().get_bits::<31>(0).any();
         } else {
-            self.dd.next = self.in_seq.val();
+            self.dd_neg.next = self.in_seq.val().get_bit(31);
         }
         self.dn_df.trees.next = self.trees.val();
         self.dn_df.base.next = self.c0_32.val();
@@ -617,6 +668,12 @@ impl<const A: usize> Logic for RxPre<A> {
         self.p_c1.next = self.in_seq.val() == self.e_seq1.val();
         self.p_c2.next = self.in_seq.val() == self.lock_kept.val();
         self.p_d.next = self.in_seq.val() == self.c1_32.val();
+        // `dd == 0` (the copy's seq against the 1 or 0 its tree owes in (d)), from equalities.
+        if self.same.val() {
+            self.z_d.next = self.p_d.val();
+        } else {
+            self.z_d.next = !self.in_seq.val().any();
+        }
         self.v_a.neg.next = self.a_neg.val();
         self.v_a.zero.next = self.a_zero.val();
         self.v_a.p.next = self.p_a.val();
@@ -624,8 +681,8 @@ impl<const A: usize> Logic for RxPre<A> {
         self.v_a.done.next = self.dn_a.done.val();
         // (b) The copy's tree is the copy before's: it owes `e_seq + 1` (as in (c1)).
         if self.same.val() {
-            self.b_neg.next = self.dc1.val().get_bit(31);
-            self.b_zero.next = !self.dc1.val().any();
+            self.b_neg.next = self.dc1.neg.val();
+            self.b_zero.next = self.p_c1.val();
         } else {
             self.b_neg.next = self.a_neg.val();
             self.b_zero.next = self.a_zero.val();
@@ -646,23 +703,23 @@ impl<const A: usize> Logic for RxPre<A> {
         }
         self.v_b.done.next = self.dn_b.done.val();
         self.v_bd.done.next = self.dn_bd.done.val();
-        self.v_c1.neg.next = self.dc1.val().get_bit(31);
-        self.v_c1.zero.next = !self.dc1.val().any();
+        self.v_c1.neg.next = self.dc1.neg.val();
+        self.v_c1.zero.next = self.p_c1.val();
         self.v_c1.p.next = self.p_c1.val();
         self.v_c1.full.next = false;
         self.v_c1.done.next = self.dn_c1.done.val();
-        self.v_c2.neg.next = self.dc2.val().get_bit(31);
-        self.v_c2.zero.next = !self.dc2.val().any();
+        self.v_c2.neg.next = self.dc2.neg.val();
+        self.v_c2.zero.next = self.p_c2.val();
         self.v_c2.p.next = self.p_c2.val();
         self.v_c2.full.next = false;
         self.v_c2.done.next = self.dn_c2.done.val();
-        self.v_df.neg.next = self.dd.val().get_bit(31);
-        self.v_df.zero.next = !self.dd.val().any();
+        self.v_df.neg.next = self.dd_neg.val();
+        self.v_df.zero.next = self.z_d.val();
         self.v_df.p.next = self.p_d.val();
         self.v_df.full.next = false;
         self.v_df.done.next = self.dn_df.done.val();
-        self.v_dd.neg.next = self.dd.val().get_bit(31);
-        self.v_dd.zero.next = !self.dd.val().any();
+        self.v_dd.neg.next = self.dd_neg.val();
+        self.v_dd.zero.next = self.z_d.val();
         self.v_dd.p.next = self.p_d.val();
         self.v_dd.full.next = false;
         self.v_dd.done.next = self.dn_dd.done.val();
@@ -729,13 +786,17 @@ block! {
         /// register with `window`.
         pub q_age0: Signal<In, Bits<32>>,
         pub q_age1: Signal<In, Bits<32>>,
-        /// `first` of `base + 2` (a time, as the RAM keeps it) is `q_f3` if `q_f2l`, else
-        /// `q_first2`: a delivery that shifts the head leaves it in `q_f3`, the RAM's word of
-        /// `base + 3` registered in every cycle without a pick (`d_f3`), and sets `q_f2l`; the
-        /// next cycle moves it into `q_first2` unless it shifts again. So the block RAM's late
-        /// output meets no decision of the act stage before a register.
+        /// `first` of `base + 2` (a time, as the RAM keeps it) is `f3` if `q_f2l`, else
+        /// `q_first2`: a delivery that shifts the head leaves it in `f3` and sets `q_f2l`; the
+        /// next cycle moves it into `q_first2` unless it shifts again. `f3`, last cycle's
+        /// `first` of `base + 3`, is `q_f3v` (the word forwarded, `byp_first`) if `q_f3b`, else
+        /// `q_f3` (the RAM's word, registered in every cycle behind one pick of the port: `d_f3`).
+        /// So the block RAM's late output meets no decision of the act stage and no forwarding
+        /// before a register.
         pub q_first2: Signal<In, Bits<32>>,
         pub q_f3: Signal<In, Bits<32>>,
+        pub q_f3b: Signal<In, Bit>,
+        pub q_f3v: Signal<In, Bits<32>>,
         pub q_f2l: Signal<In, Bit>,
         /// A delivery was applied last cycle (`base` moved by one at this cycle's edge).
         pub q_moved: Signal<In, Bit>,
@@ -766,6 +827,8 @@ block! {
         pub d_age1: Signal<Out, Bits<32>>,
         pub d_first2: Signal<Out, Bits<32>>,
         pub d_f3: Signal<Out, Bits<32>>,
+        pub d_f3b: Signal<Out, Bit>,
+        pub d_f3v: Signal<Out, Bits<32>>,
         pub d_f2l: Signal<Out, Bit>,
         pub d_moved: Signal<Out, Bit>,
         /// Next cycle's `expired`: `count > 0 && age0 > window` of the next state.
@@ -815,7 +878,7 @@ block! {
         e0: Signal<Local, Bit>,
         e1: Signal<Local, Bit>,
         ez: Signal<Local, Bit>,
-        first3: Signal<Local, Bits<32>>,
+        f3: Signal<Local, Bits<32>>,
         /// `first` of `base + 2` (see `q_first2`).
         f2: Signal<Local, Bits<32>>,
         c0_32: Constant<Bits<32>> = k(0),
@@ -864,15 +927,19 @@ impl<const A: usize> Logic for RxUpdate<A> {
         self.r3.next = self.q_base.val().get_bits::<A>(0) + self.c3_a.val();
         self.r4.next = self.q_base.val().get_bits::<A>(0) + self.c4_a.val();
         if self.q_moved.val() {
-            self.first3.next = self.ram4.val();
-        } else if self.byp3.val() {
-            self.first3.next = self.byp_first.val();
+            self.d_f3.next = self.ram4.val();
         } else {
-            self.first3.next = self.ram3.val();
+            self.d_f3.next = self.ram3.val();
         }
-        self.d_f3.next = self.first3.val();
+        self.d_f3b.next = !self.q_moved.val() && self.byp3.val();
+        self.d_f3v.next = self.byp_first.val();
+        if self.q_f3b.val() {
+            self.f3.next = self.q_f3v.val();
+        } else {
+            self.f3.next = self.q_f3.val();
+        }
         if self.q_f2l.val() {
-            self.f2.next = self.q_f3.val();
+            self.f2.next = self.f3.val();
         } else {
             self.f2.next = self.q_first2.val();
         }
@@ -1119,6 +1186,8 @@ block! {
         /// The RAM's word of `base + 3`, registered in every cycle, and whether it is `first2`
         /// (see `RxUpdate::q_first2`).
         r_f3: DFF<Bits<32>>,
+        r_f3b: DFF<Bit>,
+        r_f3v: DFF<Bits<32>>,
         r_f2l: DFF<Bit>,
         r_now1: DFF<Bits<32>>,
         r_moved: DFF<Bit>,
@@ -1189,6 +1258,12 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_f3.clock.next = self.clock.val();
         self.r_f3.d.next = self.upd.d_f3.val();
         self.upd.q_f3.next = self.r_f3.q.val();
+        self.r_f3b.clock.next = self.clock.val();
+        self.r_f3b.d.next = self.upd.d_f3b.val();
+        self.upd.q_f3b.next = self.r_f3b.q.val();
+        self.r_f3v.clock.next = self.clock.val();
+        self.r_f3v.d.next = self.upd.d_f3v.val();
+        self.upd.q_f3v.next = self.r_f3v.q.val();
         self.r_f2l.clock.next = self.clock.val();
         self.r_f2l.d.next = self.upd.d_f2l.val();
         self.upd.q_f2l.next = self.r_f2l.q.val();

@@ -276,9 +276,17 @@ fn random_copies_against_the_model<const A: usize>() {
             _ => 0,
         };
         // The first copy comes in the restart's cycle (judged against the restarted receiver);
-        // seeds 2 mod 4 restart at 0 (a new epoch's start, whose first copy is seq 0).
+        // seeds 2 mod 4 restart at 0 (a new epoch's start, whose first copy is seq 0), those 6
+        // mod 8 in the cycle that copy is acted on (taken by the restart), with seq 1 of its
+        // tree coming then (judged against a restart that took the copy before).
         let mut acted: Option<(u8, u32, bool)> = None;
-        if base != 0 || seed % 4 == 2 {
+        let mut restart_in_act = seed % 8 == 6;
+        if restart_in_act {
+            c.uut.in_tree.next = bits(0);
+            c.uut.in_seq.next = bits(0);
+            acted = Some((0, 0, true));
+            c.edge();
+        } else if base != 0 || seed % 4 == 2 {
             c.uut.restart.next = true;
             c.uut.restart_base.next = bits(base as u64);
             // A lock-on at `base` (the newest seq kept, plus one, as `lowi_core` gives it).
@@ -353,6 +361,13 @@ fn random_copies_against_the_model<const A: usize>() {
                     m.in_flight() as u64 == cap && seq.wrapping_sub(m.base()) as u64 == cap;
                 come = Some((t, seq, !too_many));
             }
+            if restart_in_act {
+                c.uut.restart.next = true;
+                c.uut.restart_base.next = bits(0);
+                c.uut.lock_take.next = false;
+                c.uut.lock_kept.next = bits(0);
+                come = Some((0, 1, true));
+            }
             let (t, seq, _) = come.unwrap_or((3, 0xDEAD_BEEF, false));
             c.uut.in_tree.next = bits(t as u64);
             c.uut.in_seq.next = bits(seq as u64);
@@ -370,6 +385,10 @@ fn random_copies_against_the_model<const A: usize>() {
                 }
             }
             c.edge();
+            if restart_in_act {
+                c.uut.restart.next = false;
+                restart_in_act = false;
+            }
             acted = come;
             if acted.is_none() && want.is_some() {
                 assert_eq!(in_flight(&c), m.in_flight() as u64, "seed {seed}");
@@ -914,4 +933,37 @@ fn sum_eq_is_x_equal_to_i_plus_k_on_every_carry_length() {
             "k {k:#x}: {yes} equal, {no} not"
         );
     }
+}
+
+/// `SubNeg` (the receiver's judge: the sign of `a - b` from the top bits and a 31-bit
+/// comparison) against bit 31 of the wrapping subtraction: `a` and `b` equal, one apart each
+/// way, at the 2^31 and 2^32 wraps, each bit of the low 31 flipped, and random.
+#[test]
+fn sub_neg_is_the_sign_of_the_wrapping_difference() {
+    use rtl::rsbcast_rx::SubNeg;
+    use rust_hdl::prelude::Block;
+    let mut b = SubNeg::default();
+    b.connect_all();
+    let mut r = Rng::new(31);
+    let mut pairs = Vec::new();
+    for a in [0u32, 1, u32::MAX, 1 << 31, (1 << 31) - 1, (1 << 31) + 1] {
+        for d in [0u32, 1, u32::MAX, 1 << 31, (1 << 31) - 1, (1 << 31) + 1] {
+            pairs.push((a, a.wrapping_add(d)));
+        }
+    }
+    for _ in 0..2000 {
+        let a = r.next_u64() as u32;
+        pairs.push((a, r.next_u64() as u32));
+        pairs.push((a, a ^ (1 << r.range(0, 31))));
+    }
+    let (mut neg, mut pos) = (0, 0);
+    for (a, c) in pairs {
+        b.a.next = bits(a as u64);
+        b.b.next = bits(c as u64);
+        rtl::sim::settle(&mut b);
+        let want = a.wrapping_sub(c) >> 31 == 1;
+        assert_eq!(b.neg.val(), want, "a {a:#x}, b {c:#x}");
+        if want { neg += 1 } else { pos += 1 }
+    }
+    assert!(neg > 1000 && pos > 1000, "{neg} negative, {pos} not");
 }

@@ -155,6 +155,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  [31:0] upd$q_age1;
     reg  [31:0] upd$q_first2;
     reg  [31:0] upd$q_f3;
+    reg  upd$q_f3b;
+    reg  [31:0] upd$q_f3v;
     reg  upd$q_f2l;
     reg  upd$q_moved;
     reg  [31:0] upd$ram3;
@@ -177,6 +179,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     wire  [31:0] upd$d_age1;
     wire  [31:0] upd$d_first2;
     wire  [31:0] upd$d_f3;
+    wire  upd$d_f3b;
+    wire  [31:0] upd$d_f3v;
     wire  upd$d_f2l;
     wire  upd$d_moved;
     wire  upd$d_expired;
@@ -226,6 +230,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     reg  [31:0] r_f3$d;
     wire  [31:0] r_f3$q;
     reg  r_f3$clock;
+    reg  r_f3b$d;
+    wire  r_f3b$q;
+    reg  r_f3b$clock;
+    reg  [31:0] r_f3v$d;
+    wire  [31:0] r_f3v$q;
+    reg  r_f3v$clock;
     reg  r_f2l$d;
     wire  r_f2l$q;
     reg  r_f2l$clock;
@@ -438,6 +448,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         .q_age1(upd$q_age1),
         .q_first2(upd$q_first2),
         .q_f3(upd$q_f3),
+        .q_f3b(upd$q_f3b),
+        .q_f3v(upd$q_f3v),
         .q_f2l(upd$q_f2l),
         .q_moved(upd$q_moved),
         .ram3(upd$ram3),
@@ -460,6 +472,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         .d_age1(upd$d_age1),
         .d_first2(upd$d_first2),
         .d_f3(upd$d_f3),
+        .d_f3b(upd$d_f3b),
+        .d_f3v(upd$d_f3v),
         .d_f2l(upd$d_f2l),
         .d_moved(upd$d_moved),
         .d_expired(upd$d_expired),
@@ -537,6 +551,16 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         .d(r_f3$d),
         .q(r_f3$q),
         .clock(r_f3$clock)
+    );
+    rsbcast_rx$r_f3b r_f3b(
+        .d(r_f3b$d),
+        .q(r_f3b$q),
+        .clock(r_f3b$clock)
+    );
+    rsbcast_rx$r_f3v r_f3v(
+        .d(r_f3v$d),
+        .q(r_f3v$q),
+        .clock(r_f3v$clock)
     );
     rsbcast_rx$r_f2l r_f2l(
         .d(r_f2l$d),
@@ -636,6 +660,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         r_f3$clock = clock;
         r_f3$d = upd$d_f3;
         upd$q_f3 = r_f3$q;
+        r_f3b$clock = clock;
+        r_f3b$d = upd$d_f3b;
+        upd$q_f3b = r_f3b$q;
+        r_f3v$clock = clock;
+        r_f3v$d = upd$d_f3v;
+        upd$q_f3v = r_f3v$q;
         r_f2l$clock = clock;
         r_f2l$d = upd$d_f2l;
         upd$q_f2l = r_f2l$q;
@@ -1032,6 +1062,24 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] dn_dd$n3;
     reg  [31:0] dn_dd$base;
     wire  dn_dd$done;
+    reg  [31:0] d0$a;
+    reg  [31:0] d0$b;
+    wire  d0$neg;
+    reg  [31:0] d1$a;
+    reg  [31:0] d1$b;
+    wire  d1$neg;
+    reg  [31:0] d2$a;
+    reg  [31:0] d2$b;
+    wire  d2$neg;
+    reg  [31:0] d3$a;
+    reg  [31:0] d3$b;
+    wire  d3$neg;
+    reg  [31:0] dc1$a;
+    reg  [31:0] dc1$b;
+    wire  dc1$neg;
+    reg  [31:0] dc2$a;
+    reg  [31:0] dc2$b;
+    wire  dc2$neg;
     
     // Local signals
     reg  qa0;
@@ -1048,17 +1096,16 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     reg  [31:0] base1;
     reg  [31:0] top1;
     reg  same;
-    reg  [31:0] d0;
-    reg  [31:0] d1;
-    reg  [31:0] d2;
-    reg  [31:0] d3;
     reg  a_neg;
     reg  a_zero;
+    reg  q_eq0;
+    reg  q_eq1;
+    reg  q_eq2;
+    reg  q_eq3;
+    reg  z_d;
     reg  b_neg;
     reg  b_zero;
-    reg  [31:0] dc1;
-    reg  [31:0] dc2;
-    reg  [31:0] dd;
+    reg  dd_neg;
     reg  [31:0] dx0;
     reg  [31:0] dx1;
     reg  [31:0] dx2;
@@ -1193,6 +1240,36 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         .base(dn_dd$base),
         .done(dn_dd$done)
     );
+    rsbcast_rx$pre$d0 d0(
+        .a(d0$a),
+        .b(d0$b),
+        .neg(d0$neg)
+    );
+    rsbcast_rx$pre$d1 d1(
+        .a(d1$a),
+        .b(d1$b),
+        .neg(d1$neg)
+    );
+    rsbcast_rx$pre$d2 d2(
+        .a(d2$a),
+        .b(d2$b),
+        .neg(d2$neg)
+    );
+    rsbcast_rx$pre$d3 d3(
+        .a(d3$a),
+        .b(d3$b),
+        .neg(d3$neg)
+    );
+    rsbcast_rx$pre$dc1 dc1(
+        .a(dc1$a),
+        .b(dc1$b),
+        .neg(dc1$neg)
+    );
+    rsbcast_rx$pre$dc2 dc2(
+        .a(dc2$a),
+        .b(dc2$b),
+        .neg(dc2$neg)
+    );
     
     // Update code
     always @(*) begin
@@ -1200,25 +1277,33 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         base1 = q_base + c1_32;
         top1 = q_top + c1_32;
         same = in_tree == e_tree;
-        d0 = in_seq - q_next0;
-        d1 = in_seq - q_next1;
-        d2 = in_seq - q_next2;
-        d3 = in_seq - q_next3;
+        d0$a = in_seq;
+        d0$b = q_next0;
+        d1$a = in_seq;
+        d1$b = q_next1;
+        d2$a = in_seq;
+        d2$b = q_next2;
+        d3$a = in_seq;
+        d3$b = q_next3;
+        q_eq0 = in_seq == q_next0;
+        q_eq1 = in_seq == q_next1;
+        q_eq2 = in_seq == q_next2;
+        q_eq3 = in_seq == q_next3;
         if (in_tree == tree0) begin
-            a_neg = d0[32'h1f];
-            a_zero = ~|d0;
+            a_neg = d0$neg;
+            a_zero = q_eq0;
         end
         else if (in_tree == tree1) begin
-            a_neg = d1[32'h1f];
-            a_zero = ~|d1;
+            a_neg = d1$neg;
+            a_zero = q_eq1;
         end
         else if (in_tree == tree2) begin
-            a_neg = d2[32'h1f];
-            a_zero = ~|d2;
+            a_neg = d2$neg;
+            a_zero = q_eq2;
         end
         else begin
-            a_neg = d3[32'h1f];
-            a_zero = ~|d3;
+            a_neg = d3$neg;
+            a_zero = q_eq3;
         end
         qa0 = |((q_next0 ^ q_base) & c_lo);
         qa1 = |((q_next1 ^ q_base) & c_lo);
@@ -1257,14 +1342,16 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         dn_bd$q2 = qd2;
         dn_bd$q3 = qd3;
         dn_bd$e = ed_ne;
-        dc1 = in_seq - e_seq1;
+        dc1$a = in_seq;
+        dc1$b = e_seq1;
         dn_c1$trees = trees;
         dn_c1$base = e_seq1;
         dn_c1$n0 = e_seq1;
         dn_c1$n1 = e_seq1;
         dn_c1$n2 = e_seq1;
         dn_c1$n3 = e_seq1;
-        dc2 = in_seq - lock_kept;
+        dc2$a = in_seq;
+        dc2$b = lock_kept;
         dn_c2$trees = trees;
         dn_c2$base = lock_kept;
         dn_c2$n0 = lock_kept;
@@ -1288,10 +1375,10 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
             dx3 = c1_32;
         end
         if (same) begin
-            dd = in_seq - c1_32;
+            dd_neg = in_seq[32'h1f] ^ ~|in_seq[(32'h0)+:(31)];
         end
         else begin
-            dd = in_seq;
+            dd_neg = in_seq[32'h1f];
         end
         dn_df$trees = trees;
         dn_df$base = c0_32;
@@ -1339,14 +1426,20 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         p_c1 = in_seq == e_seq1;
         p_c2 = in_seq == lock_kept;
         p_d = in_seq == c1_32;
+        if (same) begin
+            z_d = p_d;
+        end
+        else begin
+            z_d = ~|in_seq;
+        end
         v_a$neg = a_neg;
         v_a$zero = a_zero;
         v_a$p = p_a;
         v_a$full = q_full;
         v_a$done = dn_a$done;
         if (same) begin
-            b_neg = dc1[32'h1f];
-            b_zero = ~|dc1;
+            b_neg = dc1$neg;
+            b_zero = p_c1;
         end
         else begin
             b_neg = a_neg;
@@ -1367,23 +1460,23 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
         end
         v_b$done = dn_b$done;
         v_bd$done = dn_bd$done;
-        v_c1$neg = dc1[32'h1f];
-        v_c1$zero = ~|dc1;
+        v_c1$neg = dc1$neg;
+        v_c1$zero = p_c1;
         v_c1$p = p_c1;
         v_c1$full = 1'b0;
         v_c1$done = dn_c1$done;
-        v_c2$neg = dc2[32'h1f];
-        v_c2$zero = ~|dc2;
+        v_c2$neg = dc2$neg;
+        v_c2$zero = p_c2;
         v_c2$p = p_c2;
         v_c2$full = 1'b0;
         v_c2$done = dn_c2$done;
-        v_df$neg = dd[32'h1f];
-        v_df$zero = ~|dd;
+        v_df$neg = dd_neg;
+        v_df$zero = z_d;
         v_df$p = p_d;
         v_df$full = 1'b0;
         v_df$done = dn_df$done;
-        v_dd$neg = dd[32'h1f];
-        v_dd$zero = ~|dd;
+        v_dd$neg = dd_neg;
+        v_dd$zero = z_d;
         v_dd$p = p_d;
         v_dd$full = 1'b0;
         v_dd$done = dn_dd$done;
@@ -1415,6 +1508,96 @@ module rsbcast_rx$pre(trees,in_tree,in_seq,e_tree,e_seq1,e_deliver,e_push,lock_k
     end
     
 endmodule // rsbcast_rx$pre
+
+
+module rsbcast_rx$pre$d0(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$d0
+
+
+module rsbcast_rx$pre$d1(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$d1
+
+
+module rsbcast_rx$pre$d2(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$d2
+
+
+module rsbcast_rx$pre$d3(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$d3
+
+
+module rsbcast_rx$pre$dc1(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$dc1
+
+
+module rsbcast_rx$pre$dc2(a,b,neg);
+    
+    // Module arguments
+    input wire  [31:0] a;
+    input wire  [31:0] b;
+    output reg  neg;
+    
+    // Update code
+    always @(*) begin
+        neg = a[32'h1f] ^ b[32'h1f] ^ (a[(32'h0)+:(31)] < b[(32'h0)+:(31)]);
+    end
+    
+endmodule // rsbcast_rx$pre$dc2
 
 
 module rsbcast_rx$pre$dn_a(trees,in_tree,e_tree,e_on,q0,q1,q2,q3,e,done);
@@ -2202,6 +2385,44 @@ module rsbcast_rx$r_f3(d,q,clock);
 endmodule // rsbcast_rx$r_f3
 
 
+module rsbcast_rx$r_f3b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_f3b
+
+
+module rsbcast_rx$r_f3v(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // rsbcast_rx$r_f3v
+
+
 module rsbcast_rx$r_first2(d,q,clock);
     
     // Module arguments
@@ -2830,7 +3051,7 @@ module rsbcast_rx$u_take(d,q,clock);
 endmodule // rsbcast_rx$u_take
 
 
-module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fresh_applied,fresh_delivers,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
+module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fresh_applied,fresh_delivers,push,n0,n1,n2,n3,q_now,q_next0,q_next1,q_next2,q_next3,q_base,q_count,q_top,q_full,q_busy,q_now1,q_age0,q_age1,q_first2,q_f3,q_f3b,q_f3v,q_f2l,q_moved,ram3,ram4,byp3,byp_first,window,d_now,d_next0,d_next1,d_next2,d_next3,d_base,d_count,d_top,d_full,d_busy,d_now1,d_age0,d_age1,d_first2,d_f3,d_f3b,d_f3v,d_f2l,d_moved,d_expired,w_en,w_addr,r3,r4);
     
     // Module arguments
     input wire  restart;
@@ -2861,6 +3082,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fres
     input wire  [31:0] q_age1;
     input wire  [31:0] q_first2;
     input wire  [31:0] q_f3;
+    input wire  q_f3b;
+    input wire  [31:0] q_f3v;
     input wire  q_f2l;
     input wire  q_moved;
     input wire  [31:0] ram3;
@@ -2883,6 +3106,8 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fres
     output reg  [31:0] d_age1;
     output reg  [31:0] d_first2;
     output reg  [31:0] d_f3;
+    output reg  d_f3b;
+    output reg  [31:0] d_f3v;
     output reg  d_f2l;
     output reg  d_moved;
     output reg  d_expired;
@@ -2940,7 +3165,7 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fres
     reg  e0;
     reg  e1;
     reg  ez;
-    reg  [31:0] first3;
+    reg  [31:0] f3;
     reg  [31:0] f2;
     
     // Update code
@@ -2956,17 +3181,21 @@ module rsbcast_rx$upd(restart,restart_base,apply,copy_tree,applied,delivers,fres
         r3 = q_base[(32'h0)+:(10)] + c3_a;
         r4 = q_base[(32'h0)+:(10)] + c4_a;
         if (q_moved) begin
-            first3 = ram4;
-        end
-        else if (byp3) begin
-            first3 = byp_first;
+            d_f3 = ram4;
         end
         else begin
-            first3 = ram3;
+            d_f3 = ram3;
         end
-        d_f3 = first3;
+        d_f3b = ~q_moved && byp3;
+        d_f3v = byp_first;
+        if (q_f3b) begin
+            f3 = q_f3v;
+        end
+        else begin
+            f3 = q_f3;
+        end
         if (q_f2l) begin
-            f2 = q_f3;
+            f2 = f3;
         end
         else begin
             f2 = q_first2;
