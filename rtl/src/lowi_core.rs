@@ -29,6 +29,7 @@ use proto::wire::DecideKind;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::dff_with_init::DFFWithInit;
 
+use crate::prim::ZeroExtend;
 use crate::rsbcast_rx::outcome;
 
 /// Lifecycle state codes of the `state` output (the subset of `proto::node::State` the RTL
@@ -456,8 +457,15 @@ block! {
         r_since_rx: DFF<Bits<32>>,
         /// `r_since_rx >= timeout`, kept beside it (computed from its candidate next values).
         r_ge: DFF<Bit>,
-        s_inc: Signal<Local, Bits<32>>,
         s_max: Signal<Local, Bit>,
+        /// `r_ge`'s comparisons of `s + 1` with `t` and `2t` without the increment: `t == s + 1`
+        /// and `2t == s + 1` (`SumEq` on the values zero-extended: no wrap), beside `s >= t`
+        /// and `s >= 2t`.
+        g_eq1: SumEq = SumEq::new(1),
+        g_eq2: SumEq = SumEq::new(1),
+        zx_s: ZeroExtend<32, 64>,
+        zx_t: ZeroExtend<32, 64>,
+        t2: Signal<Local, Bits<32>>,
         r_sync_viol: DFF<Bit>,
         r_leader: DFF<Bits<8>>,
         // ---- joining (Control::EnableJoin in the model)
@@ -1684,19 +1692,31 @@ impl Logic for LowiCore {
         // comparison in series. The two differ only at s = u32::MAX with t = 2^31 (the count
         // saturated: s - t + 1 >= t holds, (s_inc >> 1) >= t does not), which no follower
         // reaches: it times out when s reaches t, long before s saturates.
-        // The saturation picks between the comparisons' results, not in front of them: the
-        // comparators take the plain `s + 1` (s = u32::MAX: `u32::MAX >= t` always, and
-        // `u32::MAX >> 1 >= t` is `t < 2^31`).
+        // The saturation picks between the comparisons' results, not in front of them
+        // (s = u32::MAX: `u32::MAX >= t` always, and `u32::MAX >> 1 >= t` is `t < 2^31`).
+        // Below it `s + 1` does not wrap, and no increment sits in front of a comparison:
+        // `s + 1 >= t` is `s >= t || t == s + 1`, and `(s + 1) >> 1 >= t`, i.e.
+        // `s + 1 >= 2t`, is `t < 2^31 && (s >= 2t || 2t == s + 1)` (`2t` then fits in 32
+        // bits; with `t >= 2^31` it exceeds any `s + 1`). Each equality is a `SumEq`.
         self.s_max.next = self.r_since_rx.q.val() == self.k_max_32.val();
-        self.s_inc.next = self.r_since_rx.q.val() + self.k1_32.val();
+        self.t2.next = self.timeout.val() << self.k1_32.val();
+        self.zx_s.narrow.next = self.r_since_rx.q.val();
+        self.zx_t.narrow.next = self.timeout.val();
+        self.g_eq1.x.next = self.zx_t.wide.val();
+        self.g_eq1.i.next = self.zx_s.wide.val();
+        self.g_eq2.x.next = self.zx_t.wide.val() << self.k1_64.val();
+        self.g_eq2.i.next = self.zx_s.wide.val();
         if self.t_new_epoch.val() {
             if self.s_max.val() {
                 self.r_ge.d.next = !self.timeout.val().get_bit(31);
             } else {
-                self.r_ge.d.next = (self.s_inc.val() >> 1) >= self.timeout.val();
+                self.r_ge.d.next = !self.timeout.val().get_bit(31)
+                    && ((self.r_since_rx.q.val() >= self.t2.val()) || self.g_eq2.eq.val());
             }
         } else {
-            self.r_ge.d.next = self.s_max.val() || (self.s_inc.val() >= self.timeout.val());
+            self.r_ge.d.next = self.s_max.val()
+                || (self.r_since_rx.q.val() >= self.timeout.val())
+                || self.g_eq1.eq.val();
         }
         self.l_max.next = self.r_loop.q.val() == self.k_max_32.val();
         if self.l_max.val() {

@@ -284,6 +284,16 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  r_ge$d;
     wire  r_ge$q;
     reg  r_ge$clock;
+    reg  [63:0] g_eq1$x;
+    reg  [63:0] g_eq1$i;
+    wire  g_eq1$eq;
+    reg  [63:0] g_eq2$x;
+    reg  [63:0] g_eq2$i;
+    wire  g_eq2$eq;
+    reg  [31:0] zx_s$narrow;
+    wire  [63:0] zx_s$wide;
+    reg  [31:0] zx_t$narrow;
+    wire  [63:0] zx_t$wide;
     reg  r_sync_viol$d;
     wire  r_sync_viol$q;
     reg  r_sync_viol$clock;
@@ -467,8 +477,8 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  l_max;
-    reg  [31:0] s_inc;
     reg  s_max;
+    reg  [31:0] t2;
     reg  p_act;
     reg  p_jn;
     reg  p_arm;
@@ -809,6 +819,24 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
         .d(r_ge$d),
         .q(r_ge$q),
         .clock(r_ge$clock)
+    );
+    lowi_core$g_eq1 g_eq1(
+        .x(g_eq1$x),
+        .i(g_eq1$i),
+        .eq(g_eq1$eq)
+    );
+    lowi_core$g_eq2 g_eq2(
+        .x(g_eq2$x),
+        .i(g_eq2$i),
+        .eq(g_eq2$eq)
+    );
+    lowi_core$zx_s zx_s(
+        .narrow(zx_s$narrow),
+        .wide(zx_s$wide)
+    );
+    lowi_core$zx_t zx_t(
+        .narrow(zx_t$narrow),
+        .wide(zx_t$wide)
     );
     lowi_core$r_sync_viol r_sync_viol(
         .d(r_sync_viol$d),
@@ -1765,17 +1793,23 @@ module lowi_core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,batc
             r_since_rx$d = p_since_rx + k1_32;
         end
         s_max = r_since_rx$q == k_max_32;
-        s_inc = r_since_rx$q + k1_32;
+        t2 = timeout << k1_32;
+        zx_s$narrow = r_since_rx$q;
+        zx_t$narrow = timeout;
+        g_eq1$x = zx_t$wide;
+        g_eq1$i = zx_s$wide;
+        g_eq2$x = zx_t$wide << k1_64;
+        g_eq2$i = zx_s$wide;
         if (t_new_epoch) begin
             if (s_max) begin
                 r_ge$d = ~timeout[32'h1f];
             end
             else begin
-                r_ge$d = (s_inc >> 32'h1) >= timeout;
+                r_ge$d = ~timeout[32'h1f] && ((r_since_rx$q >= t2) || g_eq2$eq);
             end
         end
         else begin
-            r_ge$d = s_max || (s_inc >= timeout);
+            r_ge$d = s_max || (r_since_rx$q >= timeout) || g_eq1$eq;
         end
         l_max = r_loop$q == k_max_32;
         if (l_max) begin
@@ -2718,6 +2752,56 @@ module lowi_core$g_decide(d,q,clock);
     end
           
 endmodule // lowi_core$g_decide
+
+
+module lowi_core$g_eq1(x,i,eq);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    input wire  [63:0] i;
+    output reg  eq;
+    
+    // Constant declarations
+    localparam  kk = 64'h1;
+    localparam  k1 = 64'h1;
+    
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
+    
+    // Update code
+    always @(*) begin
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
+    end
+    
+endmodule // lowi_core$g_eq1
+
+
+module lowi_core$g_eq2(x,i,eq);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    input wire  [63:0] i;
+    output reg  eq;
+    
+    // Constant declarations
+    localparam  kk = 64'h1;
+    localparam  k1 = 64'h1;
+    
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
+    
+    // Update code
+    always @(*) begin
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
+    end
+    
+endmodule // lowi_core$g_eq2
 
 
 module lowi_core$g_i_max(d,q,clock);
@@ -4493,3 +4577,25 @@ module lowi_core$w_p3(d,q,clock);
     end
           
 endmodule // lowi_core$w_p3
+
+
+module lowi_core$zx_s(narrow,wide);
+    
+    // Module arguments
+    input wire  [31:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {32'd0, narrow};
+endmodule // lowi_core$zx_s
+
+
+module lowi_core$zx_t(narrow,wide);
+    
+    // Module arguments
+    input wire  [31:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {32'd0, narrow};
+endmodule // lowi_core$zx_t

@@ -1207,6 +1207,16 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  r_ge$d;
     wire  r_ge$q;
     reg  r_ge$clock;
+    reg  [63:0] g_eq1$x;
+    reg  [63:0] g_eq1$i;
+    wire  g_eq1$eq;
+    reg  [63:0] g_eq2$x;
+    reg  [63:0] g_eq2$i;
+    wire  g_eq2$eq;
+    reg  [31:0] zx_s$narrow;
+    wire  [63:0] zx_s$wide;
+    reg  [31:0] zx_t$narrow;
+    wire  [63:0] zx_t$wide;
     reg  r_sync_viol$d;
     wire  r_sync_viol$q;
     reg  r_sync_viol$clock;
@@ -1390,8 +1400,8 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
     reg  [63:0] l2_rx2;
     reg  [31:0] l_inc;
     reg  l_max;
-    reg  [31:0] s_inc;
     reg  s_max;
+    reg  [31:0] t2;
     reg  p_act;
     reg  p_jn;
     reg  p_arm;
@@ -1732,6 +1742,24 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
         .d(r_ge$d),
         .q(r_ge$q),
         .clock(r_ge$clock)
+    );
+    nc_core$core$g_eq1 g_eq1(
+        .x(g_eq1$x),
+        .i(g_eq1$i),
+        .eq(g_eq1$eq)
+    );
+    nc_core$core$g_eq2 g_eq2(
+        .x(g_eq2$x),
+        .i(g_eq2$i),
+        .eq(g_eq2$eq)
+    );
+    nc_core$core$zx_s zx_s(
+        .narrow(zx_s$narrow),
+        .wide(zx_s$wide)
+    );
+    nc_core$core$zx_t zx_t(
+        .narrow(zx_t$narrow),
+        .wide(zx_t$wide)
     );
     nc_core$core$r_sync_viol r_sync_viol(
         .d(r_sync_viol$d),
@@ -2688,17 +2716,23 @@ module nc_core$core(clock,node_id,node_count,trees,loop_period,min_gap,timeout,b
             r_since_rx$d = p_since_rx + k1_32;
         end
         s_max = r_since_rx$q == k_max_32;
-        s_inc = r_since_rx$q + k1_32;
+        t2 = timeout << k1_32;
+        zx_s$narrow = r_since_rx$q;
+        zx_t$narrow = timeout;
+        g_eq1$x = zx_t$wide;
+        g_eq1$i = zx_s$wide;
+        g_eq2$x = zx_t$wide << k1_64;
+        g_eq2$i = zx_s$wide;
         if (t_new_epoch) begin
             if (s_max) begin
                 r_ge$d = ~timeout[32'h1f];
             end
             else begin
-                r_ge$d = (s_inc >> 32'h1) >= timeout;
+                r_ge$d = ~timeout[32'h1f] && ((r_since_rx$q >= t2) || g_eq2$eq);
             end
         end
         else begin
-            r_ge$d = s_max || (s_inc >= timeout);
+            r_ge$d = s_max || (r_since_rx$q >= timeout) || g_eq1$eq;
         end
         l_max = r_loop$q == k_max_32;
         if (l_max) begin
@@ -3641,6 +3675,56 @@ module nc_core$core$g_decide(d,q,clock);
     end
           
 endmodule // nc_core$core$g_decide
+
+
+module nc_core$core$g_eq1(x,i,eq);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    input wire  [63:0] i;
+    output reg  eq;
+    
+    // Constant declarations
+    localparam  kk = 64'h1;
+    localparam  k1 = 64'h1;
+    
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
+    
+    // Update code
+    always @(*) begin
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
+    end
+    
+endmodule // nc_core$core$g_eq1
+
+
+module nc_core$core$g_eq2(x,i,eq);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    input wire  [63:0] i;
+    output reg  eq;
+    
+    // Constant declarations
+    localparam  kk = 64'h1;
+    localparam  k1 = 64'h1;
+    
+    // Local signals
+    reg  [63:0] t;
+    reg  [63:0] c;
+    
+    // Update code
+    always @(*) begin
+        t = x ^ i ^ kk;
+        c = ((i & kk) | ((i | kk) & ~x)) << k1;
+        eq = t == c;
+    end
+    
+endmodule // nc_core$core$g_eq2
 
 
 module nc_core$core$g_i_max(d,q,clock);
@@ -5416,6 +5500,28 @@ module nc_core$core$w_p3(d,q,clock);
     end
           
 endmodule // nc_core$core$w_p3
+
+
+module nc_core$core$zx_s(narrow,wide);
+    
+    // Module arguments
+    input wire  [31:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {32'd0, narrow};
+endmodule // nc_core$core$zx_s
+
+
+module nc_core$core$zx_t(narrow,wide);
+    
+    // Module arguments
+    input wire  [31:0] narrow;
+    output reg  [63:0] wide;
+    
+    // Update code (custom)
+    always @(*) wide = {32'd0, narrow};
+endmodule // nc_core$core$zx_t
 
 
 module nc_core$fifo(clock,push,push_client,push_seq,push_len,push_payload,push_mac,push_ip,push_port,reserve,clear,depth,bmax,len,nz,room,room_b,out_valid,out_client,out_seq,out_len,out_payload,out_mac,out_ip,out_port,last_client,last_seq,last_mac,last_ip,last_port);
