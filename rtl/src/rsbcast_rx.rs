@@ -32,8 +32,8 @@
 //! against a register, not a subtraction and a comparison with the count.
 //!
 //! A copy is judged in the cycle it comes (`in_tree`, `in_seq`) and acted on in the next, when
-//! the caller presents it again (`copy_tree`, `copy_seq`) with `apply` / `restart` (rtl/README,
-//! "The event pipeline"). [`RxPre`], the judge stage, cannot know what the act stage does in the
+//! the caller presents its tree again (`copy_tree`; its seq is the `in_seq` the receiver
+//! registered) with `apply` / `restart` (rtl/README, "The event pipeline"). [`RxPre`], the judge stage, cannot know what the act stage does in the
 //! same cycle to the copy before, so it judges the coming copy against each state the receiver
 //! can be in next cycle (nothing changed; the copy before applied; a restart at `restart_base`;
 //! a restart that took the copy before), from registers and inputs only, and registers every
