@@ -150,6 +150,8 @@ def main():
     edges, setup, cell_type = parse(args.sdf)
     if args.start:
         edges = only_from(edges, args.start)
+        if not edges[("<clock>", "")]:
+            sys.exit(f"sta.py: no clocked cell's name matches --from {args.start!r}")
     arrival, pred = longest(edges)
     ends = [(arrival[p] + s, p) for p, s in setup.items() if arrival.get(p, float("-inf")) > float("-inf")]
     if not ends:

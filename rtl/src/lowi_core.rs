@@ -1687,17 +1687,20 @@ impl Logic for LowiCore {
         // r_ge follows r_since_rx: both candidates of the count (with and without a timeout's
         // subtraction) are compared with `timeout` from registers, the tick picks one. With
         // s = r_since_rx (>= timeout t when a timeout fires), the count after one is s - t + 1
-        // (saturated: s - t), and s - t + 1 >= t is s + 1 >= 2t, i.e. (s_inc >> 1) >= t: one
+        // (saturated: s - t), and s - t + 1 >= t is s + 1 >= 2t, i.e. ((s + 1) >> 1) >= t: one
         // comparison behind the increment instead of a subtraction, an increment and a
         // comparison in series. The two differ only at s = u32::MAX with t = 2^31 (the count
-        // saturated: s - t + 1 >= t holds, (s_inc >> 1) >= t does not), which no follower
+        // saturated: s - t + 1 >= t holds, ((s + 1) >> 1) >= t does not), which no follower
         // reaches: it times out when s reaches t, long before s saturates.
         // The saturation picks between the comparisons' results, not in front of them
         // (s = u32::MAX: `u32::MAX >= t` always, and `u32::MAX >> 1 >= t` is `t < 2^31`).
         // Below it `s + 1` does not wrap, and no increment sits in front of a comparison:
         // `s + 1 >= t` is `s >= t || t == s + 1`, and `(s + 1) >> 1 >= t`, i.e.
         // `s + 1 >= 2t`, is `t < 2^31 && (s >= 2t || 2t == s + 1)` (`2t` then fits in 32
-        // bits; with `t >= 2^31` it exceeds any `s + 1`). Each equality is a `SumEq`.
+        // bits; with `t >= 2^31` it exceeds any `s + 1`). Each equality is a `SumEq`. `2t` is
+        // written twice, `t2` for the 32-bit comparison and the zero-extended `t` shifted for
+        // `g_eq2`: a local of this block fed into a sub-block whose output it reads is a loop to
+        // Verilator's lint (UNOPTFLAT), a sub-block's output passed on is not.
         self.s_max.next = self.r_since_rx.q.val() == self.k_max_32.val();
         self.t2.next = self.timeout.val() << self.k1_32.val();
         self.zx_s.narrow.next = self.r_since_rx.q.val();

@@ -15,8 +15,7 @@
 //! the forwarding's flag and word beside it), and a shift only sets a flag that `first2` is
 //! there now (the next cycle moves it into `first2` unless it shifts again): no decision of
 //! the act stage, and no forwarding, sits behind the RAM. A delivery shifts the head by one
-//! every cycle if need be. The
-//! bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
+//! every cycle if need be. The bitmask of copies seen for a message is implicit: tree `t` has delivered message `s` iff
 //! `next[t] > s` (trees are FIFO); `missing` is that mask for the oldest message, and `expired`
 //! says its Δ window (counted from its first copy) has passed. `expired` is a register:
 //! [`RxUpdate`] computes next cycle's value from the registers only (`age ≥ window` for the
@@ -33,8 +32,8 @@
 //!
 //! A copy is judged in the cycle it comes (`in_tree`, `in_seq`) and acted on in the next, when
 //! the caller presents its tree again (`copy_tree`; its seq is the `in_seq` the receiver
-//! registered) with `apply` / `restart` (rtl/README, "The event pipeline"). [`RxPre`], the judge stage, cannot know what the act stage does in the
-//! same cycle to the copy before, so it judges the coming copy against each state the receiver
+//! registered) with `apply` / `restart` (rtl/README, "The event pipeline"). [`RxPre`], the
+//! judge stage, cannot know what the act stage does in the same cycle to the copy before, so it judges the coming copy against each state the receiver
 //! can be in next cycle (nothing changed; the copy before applied; a restart at `restart_base`;
 //! a restart that took the copy before), from registers and inputs only, and registers every
 //! verdict; in the next cycle the registered record of what the act stage did picks one
@@ -1168,6 +1167,9 @@ block! {
         /// The picked verdict's [`word`].
         sel_o: Signal<Local, Bits<5>>,
         sel_p: Signal<Local, Bit>,
+        /// The [`word`] bits, as masks.
+        w_applied: Constant<Bits<5>> = k(word::APPLIED),
+        w_delivers: Constant<Bits<5>> = k(word::DELIVERS),
         upd: RxUpdate<A>,
         r_now: DFF<Bits<32>>,
         r_next0: DFF<Bits<32>>,
@@ -1307,14 +1309,13 @@ impl<const A: usize> Logic for RsbcastRx<A> {
             r_pd, u_restart, u_apply, u_rbnz, u_take, u_fresh, u_out, r_in1, r_sz
         );
         if self.u_restart.q.val() {
-            if self.u_apply.q.val()
-                && self.u_fresh.q.val().get_bit(3)
-                && !self.u_fresh.q.val().get_bit(4)
-            {
-                self.sel_o.next = self.r_odf.q.val();
-                self.sel_p.next = self.r_pd.q.val();
-            } else if self.u_apply.q.val() && self.u_fresh.q.val().get_bit(4) {
+            // A fresh verdict is FIRST, DELIVER, DUPLICATE or GAP: applied and not delivering
+            // is FIRST.
+            if self.u_apply.q.val() && (self.u_fresh.q.val() & self.w_delivers.val()).any() {
                 self.sel_o.next = self.r_odd.q.val();
+                self.sel_p.next = self.r_pd.q.val();
+            } else if self.u_apply.q.val() && (self.u_fresh.q.val() & self.w_applied.val()).any() {
+                self.sel_o.next = self.r_odf.q.val();
                 self.sel_p.next = self.r_pd.q.val();
             } else if self.u_rbnz.q.val() && self.u_take.q.val() {
                 self.sel_o.next = self.r_oc1.q.val();
@@ -1326,7 +1327,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
                 self.sel_o.next = self.r_ofr.q.val();
                 self.sel_p.next = self.r_sz.q.val();
             }
-        } else if self.u_apply.q.val() && self.u_out.q.val().get_bit(3) {
+        } else if self.u_apply.q.val() && (self.u_out.q.val() & self.w_applied.val()).any() {
             self.sel_o.next = self.r_ob.q.val();
             self.sel_p.next = self.r_pb.q.val();
         } else {
@@ -1349,7 +1350,7 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.r_in1.d.next = self.in_seq.val() + self.k1_32.val();
         self.r_sz.d.next = !self.in_seq.val().any();
         self.pre.e_seq1.next = self.r_in1.q.val();
-        self.pre.e_deliver.next = self.sel_o.val().get_bit(4);
+        self.pre.e_deliver.next = (self.sel_o.val() & self.w_delivers.val()).any();
         self.pre.e_push.next = self.sel_p.val();
         self.pre.lock_kept.next = self.lock_kept.val();
         self.pre.q_next0.next = self.r_next0.q.val();
@@ -1376,10 +1377,10 @@ impl<const A: usize> Logic for RsbcastRx<A> {
         self.upd.restart_base.next = self.restart_base.val();
         self.upd.apply.next = self.apply.val();
         self.upd.copy_tree.next = self.copy_tree.val();
-        self.upd.applied.next = self.sel_o.val().get_bit(3);
-        self.upd.delivers.next = self.sel_o.val().get_bit(4);
-        self.upd.fresh_applied.next = self.r_ofr.q.val().get_bit(3);
-        self.upd.fresh_delivers.next = self.r_ofr.q.val().get_bit(4);
+        self.upd.applied.next = (self.sel_o.val() & self.w_applied.val()).any();
+        self.upd.delivers.next = (self.sel_o.val() & self.w_delivers.val()).any();
+        self.upd.fresh_applied.next = (self.r_ofr.q.val() & self.w_applied.val()).any();
+        self.upd.fresh_delivers.next = (self.r_ofr.q.val() & self.w_delivers.val()).any();
         self.upd.push.next = self.sel_p.val();
         self.upd.n0.next = self.judge.n0.val();
         self.upd.n1.next = self.judge.n1.val();

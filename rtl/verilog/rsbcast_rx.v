@@ -24,6 +24,8 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
     
     // Constant declarations
     localparam  k1_32 = 32'h1;
+    localparam  w_applied = 5'b1000;
+    localparam  w_delivers = 5'b10000;
     
     // Stub signals
     reg  [2:0] judge$trees;
@@ -743,12 +745,12 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         r_in1$d = r_in1$q;
         r_sz$d = r_sz$q;
         if (u_restart$q) begin
-            if (u_apply$q && u_fresh$q[32'h3] && ~u_fresh$q[32'h4]) begin
-                sel_o = r_odf$q;
+            if (u_apply$q && |(u_fresh$q & w_delivers)) begin
+                sel_o = r_odd$q;
                 sel_p = r_pd$q;
             end
-            else if (u_apply$q && u_fresh$q[32'h4]) begin
-                sel_o = r_odd$q;
+            else if (u_apply$q && |(u_fresh$q & w_applied)) begin
+                sel_o = r_odf$q;
                 sel_p = r_pd$q;
             end
             else if (u_rbnz$q && u_take$q) begin
@@ -764,7 +766,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
                 sel_p = r_sz$q;
             end
         end
-        else if (u_apply$q && u_out$q[32'h3]) begin
+        else if (u_apply$q && |(u_out$q & w_applied)) begin
             sel_o = r_ob$q;
             sel_p = r_pb$q;
         end
@@ -785,7 +787,7 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         r_in1$d = in_seq + k1_32;
         r_sz$d = ~|in_seq;
         pre$e_seq1 = r_in1$q;
-        pre$e_deliver = sel_o[32'h4];
+        pre$e_deliver = |(sel_o & w_delivers);
         pre$e_push = sel_p;
         pre$lock_kept = lock_kept;
         pre$q_next0 = r_next0$q;
@@ -812,10 +814,10 @@ module rsbcast_rx(clock,restart,restart_base,apply,copy_tree,lock_take,lock_kept
         upd$restart_base = restart_base;
         upd$apply = apply;
         upd$copy_tree = copy_tree;
-        upd$applied = sel_o[32'h3];
-        upd$delivers = sel_o[32'h4];
-        upd$fresh_applied = r_ofr$q[32'h3];
-        upd$fresh_delivers = r_ofr$q[32'h4];
+        upd$applied = |(sel_o & w_applied);
+        upd$delivers = |(sel_o & w_delivers);
+        upd$fresh_applied = |(r_ofr$q & w_applied);
+        upd$fresh_delivers = |(r_ofr$q & w_delivers);
         upd$push = sel_p;
         upd$n0 = judge$n0;
         upd$n1 = judge$n1;
